@@ -1,0 +1,82 @@
+//! Command-line definitions (clap) and the mapping of outcomes to exit codes.
+//!
+//! This module owns the flags, their validation and their resolution into the library's
+//! configuration types. It holds no behaviour of its own: each subcommand resolves its flags and
+//! calls the library. Nothing outside this module imports clap.
+
+mod deps_diff;
+
+use std::io::Write;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use velaris::exit_codes;
+
+#[derive(Parser, Debug)]
+#[command(name = "velaris", version, about = "Keep a sandbox's grants honest: capability ratchet and dependency diff")]
+struct Cli {
+    /// When to colour output.
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, global = true)]
+    color: ColorWhen,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Review a lockfile change: what it adds, removes and upgrades, with hash-checked source diffs.
+    DepsDiff(deps_diff::Args),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    Human,
+    Markdown,
+    Json,
+}
+
+/// Parse the process arguments, run, and return the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit_codes::USAGE } else { exit_codes::OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let choice = match cli.color {
+        ColorWhen::Auto => anstream::ColorChoice::Auto,
+        ColorWhen::Always => anstream::ColorChoice::Always,
+        ColorWhen::Never => anstream::ColorChoice::Never,
+    };
+    choice.write_global();
+    let result = match cli.command {
+        Command::DepsDiff(args) => deps_diff::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let code = exit_codes::for_error(&e);
+            let mut err = anstream::stderr();
+            let _ = writeln!(err, "error: {}", velaris::report::escape::source(&format!("{e:#}")));
+            code
+        }
+    }
+}
+
+/// Write a rendered document to stdout; a closed pipe is not an error.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    let mut out = anstream::stdout();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}

@@ -1,0 +1,478 @@
+use std::time::Duration;
+
+use super::*;
+
+fn tree(files: &[(&str, &[u8])]) -> FileTree {
+    files
+        .iter()
+        .map(|(p, b)| ((*p).to_owned(), b.to_vec()))
+        .collect()
+}
+
+fn patch_opts() -> DiffOptions {
+    DiffOptions {
+        want_patch: true,
+        ..DiffOptions::default()
+    }
+}
+
+fn file<'a>(d: &'a PackageDiff, path: &str) -> &'a FileDiff {
+    d.files
+        .iter()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| panic!("{path} not listed"))
+}
+
+const VCS_A: &[u8] = br#"{"git":{"sha1":"aaaa"},"path_in_vcs":"crates/x"}"#;
+const VCS_A_DIRTY: &[u8] = br#"{"git":{"sha1":"aaaa","dirty":true},"path_in_vcs":"crates/x"}"#;
+const VCS_B: &[u8] = br#"{"git":{"sha1":"bbbb","dirty":false},"path_in_vcs":""}"#;
+
+#[test]
+fn defaults() {
+    let o = DiffOptions::default();
+    assert_eq!(o.context, 3);
+    assert_eq!(o.timeout, Duration::from_secs(2));
+    assert!(!o.want_patch);
+}
+
+#[test]
+fn added_package_counts_all_lines() {
+    let new = tree(&[
+        ("src/lib.rs", b"fn a() {}\nfn b() {}\n"),
+        ("README.md", b"one\ntwo\nthree"), // no trailing newline: still 3
+        ("empty.txt", b""),
+        (".cargo_vcs_info.json", VCS_A),
+    ]);
+    let d = diff_trees(None, Some(&new), &DiffOptions::default());
+    assert_eq!(d.files.len(), 4);
+    assert!(d.files.iter().all(|f| f.status == FileStatus::Added));
+    assert_eq!(d.files_added, 4);
+    assert_eq!(file(&d, "src/lib.rs").lines_added, 2);
+    assert_eq!(file(&d, "README.md").lines_added, 3);
+    assert_eq!(file(&d, "empty.txt").lines_added, 0);
+    let vcs = file(&d, ".cargo_vcs_info.json");
+    assert!(vcs.packaging);
+    assert_eq!(vcs.lines_added, 1);
+    assert_eq!(d.lines_added, 6);
+    assert_eq!(d.lines_removed, 0);
+    assert_eq!(d.audit_lines, 5, "vcs info is packaging");
+    assert_eq!(file(&d, "src/lib.rs").old_size, None);
+    assert_eq!(file(&d, "src/lib.rs").new_size, Some(20));
+    assert!(d.old_vcs.is_none());
+    assert_eq!(d.new_vcs.as_ref().unwrap().sha1.as_deref(), Some("aaaa"));
+    assert!(!d.vcs_changed);
+    assert!(!d.timed_out);
+    assert!(
+        file(&d, "src/lib.rs").patch.is_none(),
+        "no patch unless asked"
+    );
+}
+
+#[test]
+fn removed_package_counts_removed_lines_but_no_audit() {
+    let old = tree(&[("src/lib.rs", b"a\nb\nc\n"), ("x.bin", b"\0\x01")]);
+    let d = diff_trees(Some(&old), None, &patch_opts());
+    assert_eq!(d.files_removed, 2);
+    assert!(d.files.iter().all(|f| f.status == FileStatus::Removed));
+    assert_eq!(d.lines_removed, 3);
+    assert_eq!(d.lines_added, 0);
+    assert_eq!(d.audit_lines, 0);
+    assert_eq!(d.binary_files, 1);
+    let lib = file(&d, "src/lib.rs");
+    assert_eq!(lib.old_size, Some(6));
+    assert_eq!(lib.new_size, None);
+    assert_eq!(
+        lib.patch.as_deref(),
+        Some("--- a/src/lib.rs\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-a\n-b\n-c\n")
+    );
+}
+
+#[test]
+fn removed_file_in_modified_package_counts_for_audit() {
+    let old = tree(&[("a.rs", b"1\n2\n"), ("b.rs", b"x\n")]);
+    let new = tree(&[("b.rs", b"x\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    assert_eq!(d.files.len(), 1);
+    assert_eq!(d.audit_lines, 2);
+}
+
+#[test]
+fn both_absent_is_empty() {
+    let d = diff_trees(None, None, &patch_opts());
+    assert!(d.files.is_empty());
+    assert_eq!(d.audit_lines, 0);
+}
+
+#[test]
+fn modified_numstat_hand_computed() {
+    // b->B, d deleted, f appended: LCS = a,c,e,g so `git diff --numstat` says 2 2.
+    let old = tree(&[("f.txt", b"a\nb\nc\nd\ne\ng\n")]);
+    let new = tree(&[("f.txt", b"a\nB\nc\ne\ng\nf\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    let f = file(&d, "f.txt");
+    assert_eq!(f.status, FileStatus::Modified);
+    assert_eq!((f.lines_added, f.lines_removed), (2, 2));
+    assert_eq!(d.files_modified, 1);
+    assert_eq!(d.audit_lines, 4);
+    assert!(!f.binary && !f.packaging);
+}
+
+#[test]
+fn unchanged_files_not_listed_and_sorted() {
+    let old = tree(&[("z", b"1\n"), ("same", b"s\n"), ("a", b"1\n")]);
+    let new = tree(&[("z", b"2\n"), ("same", b"s\n"), ("m", b"new\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    let paths: Vec<&str> = d.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["a", "m", "z"]);
+    assert_eq!(
+        (d.files_added, d.files_removed, d.files_modified),
+        (1, 1, 1)
+    );
+}
+
+#[test]
+fn missing_trailing_newline() {
+    // git: the last line changed from "y" to "y\n": 1 added, 1 removed.
+    let old = tree(&[("f", b"x\ny")]);
+    let new = tree(&[("f", b"x\ny\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &patch_opts());
+    let f = file(&d, "f");
+    assert_eq!((f.lines_added, f.lines_removed), (1, 1));
+    assert_eq!(
+        f.patch.as_deref(),
+        Some("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n x\n-y\n\\ No newline at end of file\n+y\n")
+    );
+}
+
+#[test]
+fn added_file_patch_without_trailing_newline() {
+    let new = tree(&[("f", b"only")]);
+    let d = diff_trees(None, Some(&new), &patch_opts());
+    assert_eq!(
+        file(&d, "f").patch.as_deref(),
+        Some("--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+only\n\\ No newline at end of file\n")
+    );
+}
+
+#[test]
+fn bare_cr_does_not_split_lines() {
+    let old = tree(&[("f", b"a\rb\nc\n")]);
+    let new = tree(&[("f", b"a\rB\nc\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    let f = file(&d, "f");
+    assert_eq!((f.lines_added, f.lines_removed), (1, 1));
+    let added = diff_trees(None, Some(&new), &DiffOptions::default());
+    assert_eq!(added.lines_added, 2);
+}
+
+#[test]
+fn crlf_lines() {
+    let old = tree(&[("f", b"a\r\nb\r\n")]);
+    let new = tree(&[("f", b"a\r\nc\r\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &patch_opts());
+    let f = file(&d, "f");
+    assert_eq!((f.lines_added, f.lines_removed), (1, 1));
+    assert!(f.patch.as_deref().unwrap().ends_with("-b\r\n+c\r\n"));
+}
+
+#[test]
+fn binary_by_nul() {
+    let old = tree(&[("img.png", b"\x89PNG\0\0one\ntwo\n")]);
+    let new = tree(&[("img.png", b"\x89PNG\0\0one\nthree\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &patch_opts());
+    let f = file(&d, "img.png");
+    assert!(f.binary);
+    assert_eq!((f.lines_added, f.lines_removed), (0, 0));
+    assert!(f.patch.is_none());
+    assert_eq!(d.binary_files, 1);
+    assert_eq!(d.audit_lines, 0);
+    assert_eq!((f.old_size, f.new_size), (Some(14), Some(16)));
+}
+
+#[test]
+fn text_becoming_binary_is_binary() {
+    let old = tree(&[("f", b"text\n")]);
+    let new = tree(&[("f", b"te\0xt\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &patch_opts());
+    assert!(file(&d, "f").binary);
+    assert_eq!(d.audit_lines, 0);
+}
+
+#[test]
+fn nul_after_sniff_window_is_text() {
+    // git only looks at the first 8000 bytes; a late NUL is valid UTF-8 text.
+    let mut bytes = vec![b'a'; 8000];
+    bytes.extend_from_slice(b"\0\n");
+    let new = tree(&[("f", &bytes)]);
+    let d = diff_trees(None, Some(&new), &DiffOptions::default());
+    assert!(!file(&d, "f").binary);
+    assert_eq!(d.audit_lines, 1);
+}
+
+#[test]
+fn invalid_utf8_is_binary() {
+    let old = tree(&[("latin1.txt", b"caf\xe9\n")]);
+    let new = tree(&[("latin1.txt", b"caf\xe9s\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &patch_opts());
+    let f = file(&d, "latin1.txt");
+    assert!(f.binary);
+    assert_eq!((f.lines_added, f.lines_removed), (0, 0));
+    assert!(f.patch.is_none());
+    let added = diff_trees(None, Some(&new), &patch_opts());
+    assert!(file(&added, "latin1.txt").binary);
+    assert_eq!(added.lines_added, 0);
+}
+
+#[test]
+fn packaging_files_flagged_and_excluded() {
+    let old = tree(&[
+        (
+            "Cargo.toml",
+            b"[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+        ),
+        ("Cargo.toml.orig", b"[package]\nversion = \"0.1.0\"\n"),
+        ("Cargo.lock", b"# lock\nv1\n"),
+        (".cargo_vcs_info.json", VCS_A),
+        ("sub/Cargo.lock", b"fixture\n"),
+    ]);
+    let new = tree(&[
+        (
+            "Cargo.toml",
+            b"[package]\nname = \"x\"\nversion = \"0.2.0\"\n",
+        ),
+        ("Cargo.toml.orig", b"[package]\nversion = \"0.2.0\"\n"),
+        ("Cargo.lock", b"# lock\nv2\n"),
+        (".cargo_vcs_info.json", VCS_B),
+        ("sub/Cargo.lock", b"fixture 2\n"),
+    ]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    assert_eq!(d.files.len(), 5);
+    assert!(file(&d, "Cargo.toml").packaging);
+    assert!(file(&d, "Cargo.lock").packaging);
+    assert!(file(&d, ".cargo_vcs_info.json").packaging);
+    assert!(!file(&d, "Cargo.toml.orig").packaging);
+    assert!(
+        !file(&d, "sub/Cargo.lock").packaging,
+        "only the root lockfile"
+    );
+    // Cargo.toml.orig: 1+1, sub/Cargo.lock: 1+1.
+    assert_eq!(d.audit_lines, 4);
+    // Totals still include packaging files: Cargo.toml 1, Cargo.lock 1, vcs 1.
+    assert_eq!(d.lines_added, 5);
+    assert_eq!(d.lines_removed, 5);
+}
+
+#[test]
+fn cargo_toml_counts_without_orig() {
+    let old = tree(&[("Cargo.toml", b"[package]\nversion = \"0.1.0\"\n")]);
+    let new = tree(&[("Cargo.toml", b"[package]\nversion = \"0.2.0\"\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    assert!(!file(&d, "Cargo.toml").packaging);
+    assert_eq!(d.audit_lines, 2);
+
+    let added = diff_trees(None, Some(&new), &DiffOptions::default());
+    assert!(!file(&added, "Cargo.toml").packaging);
+    assert_eq!(added.audit_lines, 2);
+
+    let mut with_orig = new.clone();
+    with_orig.insert("Cargo.toml.orig".into(), b"[package]\n".to_vec());
+    let added = diff_trees(None, Some(&with_orig), &DiffOptions::default());
+    assert!(file(&added, "Cargo.toml").packaging);
+    assert_eq!(added.audit_lines, 1, "only Cargo.toml.orig counts");
+}
+
+#[test]
+fn vcs_changed_on_sha1() {
+    let old = tree(&[(".cargo_vcs_info.json", VCS_A)]);
+    let new = tree(&[(".cargo_vcs_info.json", VCS_B)]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    assert!(d.vcs_changed);
+    assert_eq!(
+        d.old_vcs,
+        Some(VcsInfo {
+            sha1: Some("aaaa".into()),
+            dirty: false,
+            path_in_vcs: Some("crates/x".into()),
+        })
+    );
+    assert_eq!(d.new_vcs.as_ref().unwrap().path_in_vcs.as_deref(), Some(""));
+}
+
+#[test]
+fn vcs_changed_on_dirty() {
+    let old = tree(&[(".cargo_vcs_info.json", VCS_A)]);
+    let new = tree(&[(".cargo_vcs_info.json", VCS_A_DIRTY)]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    assert!(d.vcs_changed);
+    assert!(d.new_vcs.as_ref().unwrap().dirty);
+}
+
+#[test]
+fn vcs_unchanged_missing_or_garbage() {
+    // Same sha, different formatting: the file is listed but vcs is unchanged.
+    let old = tree(&[(".cargo_vcs_info.json", VCS_A)]);
+    let new = tree(&[(
+        ".cargo_vcs_info.json",
+        b"{\n  \"git\": {\"sha1\": \"aaaa\"},\n  \"path_in_vcs\": \"crates/x\"\n}\n",
+    )]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    assert!(!d.vcs_changed);
+
+    let garbage = tree(&[(".cargo_vcs_info.json", b"{not json\xff")]);
+    let d = diff_trees(Some(&old), Some(&garbage), &DiffOptions::default());
+    assert!(d.new_vcs.is_none());
+    assert!(!d.vcs_changed, "one side unknown: no claim");
+
+    let wrong_types = tree(&[(
+        ".cargo_vcs_info.json",
+        br#"{"git":{"sha1":7,"dirty":"yes"}}"#,
+    )]);
+    let d = diff_trees(None, Some(&wrong_types), &DiffOptions::default());
+    assert_eq!(
+        d.new_vcs,
+        Some(VcsInfo {
+            sha1: None,
+            dirty: false,
+            path_in_vcs: None
+        })
+    );
+    let array = tree(&[(".cargo_vcs_info.json", b"[1,2]")]);
+    assert!(
+        diff_trees(None, Some(&array), &DiffOptions::default())
+            .new_vcs
+            .is_none()
+    );
+
+    let none = tree(&[("a", b"a\n")]);
+    let d = diff_trees(Some(&old), Some(&none), &DiffOptions::default());
+    assert!(d.old_vcs.is_some() && d.new_vcs.is_none() && !d.vcs_changed);
+}
+
+fn numbered(n: usize, changed: &[usize]) -> String {
+    (1..=n)
+        .map(|i| {
+            if changed.contains(&i) {
+                format!("CHANGED {i}\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn patch_headers_and_context_radius() {
+    let old = tree(&[("src/lib.rs", numbered(20, &[]).as_bytes())]);
+    let new = tree(&[("src/lib.rs", numbered(20, &[10]).as_bytes())]);
+    let opts = DiffOptions {
+        context: 2,
+        ..patch_opts()
+    };
+    let d = diff_trees(Some(&old), Some(&new), &opts);
+    assert_eq!(
+        file(&d, "src/lib.rs").patch.as_deref(),
+        Some(
+            "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -8,5 +8,5 @@\n line 8\n line 9\n-line 10\n\
+             +CHANGED 10\n line 11\n line 12\n"
+        )
+    );
+
+    // Default radius 3; changes 10 lines apart give two hunks, 4 apart merge.
+    let new = tree(&[("src/lib.rs", numbered(20, &[3, 14]).as_bytes())]);
+    let d = diff_trees(Some(&old), Some(&new), &patch_opts());
+    let p = file(&d, "src/lib.rs").patch.clone().unwrap();
+    let hunks: Vec<&str> = p.lines().filter(|l| l.starts_with("@@")).collect();
+    assert_eq!(hunks, ["@@ -1,6 +1,6 @@", "@@ -11,7 +11,7 @@"]);
+    let new = tree(&[("src/lib.rs", numbered(20, &[3, 7]).as_bytes())]);
+    let d = diff_trees(Some(&old), Some(&new), &patch_opts());
+    let p = file(&d, "src/lib.rs").patch.clone().unwrap();
+    assert_eq!(p.lines().filter(|l| l.starts_with("@@")).count(), 1);
+
+    // Zero context: just the changed line.
+    let opts = DiffOptions {
+        context: 0,
+        ..patch_opts()
+    };
+    let new = tree(&[("src/lib.rs", numbered(20, &[10]).as_bytes())]);
+    let d = diff_trees(Some(&old), Some(&new), &opts);
+    assert!(
+        file(&d, "src/lib.rs")
+            .patch
+            .as_deref()
+            .unwrap()
+            .ends_with("@@ -10 +10 @@\n-line 10\n+CHANGED 10\n")
+    );
+}
+
+#[test]
+fn huge_context_does_not_panic() {
+    let old = tree(&[("f", b"a\nb\nc\n")]);
+    let new = tree(&[("f", b"a\nB\nc\n")]);
+    let opts = DiffOptions {
+        context: usize::MAX,
+        ..patch_opts()
+    };
+    let d = diff_trees(Some(&old), Some(&new), &opts);
+    assert_eq!(
+        file(&d, "f").patch.as_deref(),
+        Some("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
+    );
+}
+
+#[test]
+fn empty_added_file_patch_is_headers_only() {
+    let new = tree(&[("e", b"")]);
+    let d = diff_trees(None, Some(&new), &patch_opts());
+    assert_eq!(
+        file(&d, "e").patch.as_deref(),
+        Some("--- /dev/null\n+++ b/e\n")
+    );
+}
+
+#[test]
+fn timeout_returns_sane_counts() {
+    // Pseudo-random lines over a 4-symbol alphabet: many short matches, a hard case
+    // for Myers. A 1 ms budget cannot finish it exactly.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % 4
+    };
+    let n_old = 40_000u64;
+    let n_new = 39_000u64;
+    let a: String = (0..n_old).map(|_| format!("{}\n", rnd())).collect();
+    let b: String = (0..n_new).map(|_| format!("{}\n", rnd())).collect();
+    let old = tree(&[("big.txt", a.as_bytes())]);
+    let new = tree(&[("big.txt", b.as_bytes())]);
+    let opts = DiffOptions {
+        timeout: Duration::from_millis(1),
+        ..DiffOptions::default()
+    };
+    let d = diff_trees(Some(&old), Some(&new), &opts);
+    let f = file(&d, "big.txt");
+    assert!(d.timed_out);
+    assert!(f.lines_added <= n_new && f.lines_removed <= n_old);
+    // Any valid edit script satisfies this.
+    assert_eq!(n_old - f.lines_removed + f.lines_added, n_new);
+    assert!(f.lines_added > 0);
+}
+
+#[test]
+fn small_diff_does_not_time_out() {
+    let old = tree(&[("f", b"a\n")]);
+    let new = tree(&[("f", b"b\n")]);
+    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
+    assert!(!d.timed_out);
+}
+
+#[test]
+fn serializes_kebab_case_without_patch() {
+    let new = tree(&[("f", b"x\n")]);
+    let d = diff_trees(None, Some(&new), &patch_opts());
+    let v = serde_json::to_value(&d).unwrap();
+    assert_eq!(v["files"][0]["status"], "added");
+    assert!(v["files"][0].get("patch").is_none());
+    assert_eq!(v["audit_lines"], 1);
+}

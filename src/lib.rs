@@ -1,0 +1,13 @@
+//! velaris: the CI side of the Velaris sandbox.
+//!
+//! The library owns every piece of behaviour; `main.rs` only parses arguments, calls
+//! the binary's `cli` module (the library never sees clap) and maps the outcome to an exit code (see [`exit_codes`]).
+
+pub mod depsdiff;
+pub mod diff;
+pub mod exit_codes;
+pub mod git;
+pub mod lockfile;
+pub mod package;
+pub mod registry;
+pub mod report;

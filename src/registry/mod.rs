@@ -1,0 +1,526 @@
+//! Registry access: turns a Cargo.lock package (name, version, `source`, `checksum`) into the
+//! verified bytes of its published `.crate` file, and nothing more.
+//!
+//! It resolves the package's source the way cargo does (cargo configuration hierarchy,
+//! `[source]` replacement chains, `[registries]`), then takes the bytes from the first of:
+//! cargo's own download cache, velaris' content-addressed cache, a configured
+//! `local-registry`, or the network (sparse registries only, with retries and bounded
+//! concurrency). Whatever the origin, the sha256 of the bytes is compared with the Cargo.lock
+//! checksum before they are returned; a mismatch is a [`FetchError::Integrity`] error, never
+//! a reason to try another origin, and no option turns the check off. Packages without a
+//! checksum are not fetched here at all.
+//!
+//! What it does not own: it never unpacks or parses an archive (and never hands out a byte of
+//! one before its digest matched), never runs cargo, rustc, or any program from the inspected
+//! repository (cargo configuration is read as data only; the lazily-evaluated host-triple and
+//! rustc getters of `cargo_config2` are never called), never clones git indexes, and never
+//! looks at, logs or sends registry tokens or credential providers (`cargo_config2` parses
+//! them along with the rest of the file; only `[source]` and the `index`/`protocol` keys of
+//! `[registries]` are copied out, and the parsed configuration is dropped). It only writes to velaris'
+//! own cache, and only when the caller says an archive was good ([`Fetcher::store`]).
+
+mod cache;
+mod dl;
+mod error;
+mod net;
+mod source;
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+pub use error::{FetchError, Origin};
+
+use source::{CargoSources, Resolved, SparseIndex};
+
+/// Default cap for a downloaded or cached `.crate` (and for `config.json`).
+pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+/// Cap for a registry's `config.json`.
+const CONFIG_JSON_MAX_BYTES: u64 = 1024 * 1024;
+
+/// How [`Fetcher`] behaves. [`FetchOptions::default`] gives the production settings.
+#[derive(Clone, Debug)]
+pub struct FetchOptions {
+    /// velaris' cache directory (`--cache-dir`). `None`: env `VELARIS_CACHE_DIR`, else
+    /// `dirs::cache_dir()/velaris`; if none of these exists the velaris cache is skipped.
+    pub cache_dir: Option<PathBuf>,
+    /// No network at all; packages in no cache become [`FetchError::Offline`].
+    pub offline: bool,
+    /// Concurrent fetches (worker threads). `0` is treated as `1`.
+    pub jobs: usize,
+    /// Show a progress bar; drawn only when stderr is a terminal as well.
+    pub progress: bool,
+    /// First retry delay; doubles per attempt (plus jitter). Tests shrink it.
+    pub retry_base: Duration,
+    /// Total requests per URL, first one included.
+    pub max_attempts: u32,
+    /// Total time for one request, body included.
+    pub request_timeout: Duration,
+    /// Time to establish a connection.
+    pub connect_timeout: Duration,
+    /// Largest accepted `.crate`, downloaded or read from disk.
+    pub max_bytes: u64,
+    /// `CARGO_HOME` override. `None`: `CARGO_HOME` from [`Self::env`], else `~/.cargo`.
+    pub cargo_home: Option<PathBuf>,
+    /// Environment used instead of the process environment for `CARGO_HOME`,
+    /// `VELARIS_CACHE_DIR` and cargo's `CARGO_*` configuration overrides. `None`: the process
+    /// environment. Tests pass `Some(..)` to stay hermetic.
+    pub env: Option<BTreeMap<String, String>>,
+    /// Honour `HTTP(S)_PROXY`/`NO_PROXY` (reqwest's default). Tests against 127.0.0.1 set it
+    /// to `false` so an ambient proxy cannot interfere.
+    pub use_env_proxy: bool,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            cache_dir: None,
+            offline: false,
+            jobs: 8,
+            progress: false,
+            retry_base: Duration::from_millis(250),
+            max_attempts: 4,
+            request_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+            max_bytes: DEFAULT_MAX_BYTES,
+            cargo_home: None,
+            env: None,
+            use_env_proxy: true,
+        }
+    }
+}
+
+/// A Cargo.lock package to fetch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackageRef {
+    pub name: String,
+    pub version: String,
+    /// The lockfile `source`, e.g. `registry+https://github.com/rust-lang/crates.io-index`.
+    pub source: String,
+    /// The lockfile `checksum`: sha256 of the `.crate`, hex.
+    pub checksum: String,
+}
+
+/// Verified `.crate` bytes and where they came from.
+#[derive(Clone, Debug)]
+pub struct Fetched {
+    pub bytes: Vec<u8>,
+    pub origin: Origin,
+}
+
+/// One registry's `dl` template, or why it could not be had, computed once.
+type DlTemplateCell = Arc<OnceLock<Result<String, FetchError>>>;
+
+/// Fetches verified `.crate` files. Cheap to share across threads (`&Fetcher` is `Sync`).
+pub struct Fetcher {
+    opts: FetchOptions,
+    cargo_home: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    sources: CargoSources,
+    net: net::Net,
+    /// `dl` template per index base URL, fetched once per run (concurrent askers wait).
+    dl_templates: Mutex<HashMap<String, DlTemplateCell>>,
+}
+
+impl std::fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetcher")
+            .field("cargo_home", &self.cargo_home)
+            .field("cache_dir", &self.cache_dir)
+            .field("offline", &self.opts.offline)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Fetcher {
+    /// Loads cargo configuration as cargo would when run in `cwd` (`cwd/.cargo/config.toml`
+    /// and upward, then `$CARGO_HOME/config.toml`, then `CARGO_*` environment variables).
+    /// Runs no program and touches no network.
+    pub fn new(cwd: &Path, opts: FetchOptions) -> Result<Fetcher, FetchError> {
+        let env_var = |key: &str| -> Option<String> {
+            match &opts.env {
+                Some(env) => env.get(key).cloned(),
+                None => std::env::var(key).ok(),
+            }
+            .filter(|v| !v.is_empty())
+        };
+
+        let cargo_home = opts
+            .cargo_home
+            .clone()
+            .or_else(|| match env_var("CARGO_HOME") {
+                Some(h) => {
+                    let h = PathBuf::from(h);
+                    Some(if h.is_absolute() { h } else { cwd.join(h) })
+                }
+                None => cargo_config2::home_dir().map(|h| h.join(".cargo")),
+            });
+
+        let cache_dir = opts
+            .cache_dir
+            .clone()
+            .or_else(|| env_var("VELARIS_CACHE_DIR").map(PathBuf::from))
+            .or_else(|| dirs::cache_dir().map(|d| d.join("velaris")));
+
+        let env: Vec<(OsString, OsString)> = match &opts.env {
+            Some(env) => env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            None => std::env::vars_os().collect(),
+        };
+        // `cargo`/`rustc` point nowhere and the host triple is pinned: should anything ever
+        // ask cargo_config2 for a lazily computed value, it fails instead of running a program.
+        let resolve = cargo_config2::ResolveOptions::default()
+            .env(env)
+            .cargo_home(cargo_home.clone())
+            .cargo("/nonexistent/velaris-never-runs-cargo")
+            .rustc(cargo_config2::PathAndArgs::new(
+                "/nonexistent/velaris-never-runs-rustc",
+            ))
+            .host_triple("unknown-unknown-unknown");
+        let config = cargo_config2::Config::load_with_options(cwd, resolve).map_err(|e| {
+            FetchError::Config {
+                message: format!(
+                    "cannot load cargo configuration for {}: {e:#}",
+                    cwd.display()
+                ),
+            }
+        })?;
+        let sources = CargoSources::from_config(&config)?;
+        drop(config);
+
+        let net = net::Net::new(net::NetConfig {
+            connect_timeout: opts.connect_timeout,
+            request_timeout: opts.request_timeout,
+            retry_base: opts.retry_base,
+            max_attempts: opts.max_attempts,
+            use_env_proxy: opts.use_env_proxy,
+        });
+
+        Ok(Fetcher {
+            opts,
+            cargo_home,
+            cache_dir,
+            sources,
+            net,
+            dl_templates: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The `CARGO_HOME` whose download cache is consulted.
+    pub fn cargo_home(&self) -> Option<&Path> {
+        self.cargo_home.as_deref()
+    }
+
+    /// velaris' cache directory, if one could be determined.
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache_dir.as_deref()
+    }
+
+    /// Fetches every package, `jobs` at a time; results are in input order.
+    pub fn fetch_all(&self, pkgs: &[PackageRef]) -> Vec<Result<Fetched, FetchError>> {
+        let bar = if self.opts.progress && std::io::stderr().is_terminal() && !pkgs.is_empty() {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(pkgs.len() as u64),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len}")
+            {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_message("fetching crates");
+            bar
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+
+        let slots: Vec<Mutex<Option<Result<Fetched, FetchError>>>> =
+            pkgs.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let workers = self.opts.jobs.max(1).min(pkgs.len());
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(pkg) = pkgs.get(i) else { break };
+                        let result = self.fetch(pkg);
+                        *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+                        bar.inc(1);
+                    }
+                });
+            }
+        });
+        bar.finish_and_clear();
+        slots
+            .into_iter()
+            .map(|slot| {
+                slot.into_inner()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .expect("every package was fetched")
+            })
+            .collect()
+    }
+
+    /// Fetches one package (what each [`Self::fetch_all`] worker does).
+    pub fn fetch(&self, pkg: &PackageRef) -> Result<Fetched, FetchError> {
+        let checksum = validate(pkg)?;
+        let resolved = self.sources.resolve(&pkg.name, &pkg.version, &pkg.source)?;
+        let file_name = format!("{}-{}.crate", pkg.name, pkg.version);
+
+        // a. cargo's download cache.
+        if let (Resolved::Registry { cache_ids, .. }, Some(home)) = (&resolved, &self.cargo_home) {
+            let root = home.join("registry").join("cache");
+            for dir in cache::cargo_cache_dir_names(cache_ids) {
+                let path = root.join(dir).join(&file_name);
+                if let Some(bytes) = cache::read_file_capped(&path, self.opts.max_bytes)? {
+                    return verified(pkg, &checksum, bytes, Origin::CargoCache(path));
+                }
+            }
+        }
+
+        // b. velaris' content-addressed cache.
+        if let Some(root) = &self.cache_dir {
+            let path = cache::velaris_cache_path(root, &checksum);
+            if let Some(bytes) = cache::read_file_capped(&path, self.opts.max_bytes)? {
+                return verified(pkg, &checksum, bytes, Origin::VelarisCache(path));
+            }
+        }
+
+        match resolved {
+            // c. a configured local registry (local files, allowed offline).
+            Resolved::LocalRegistry { path } => {
+                let path = path.join(&file_name);
+                match cache::read_file_capped(&path, self.opts.max_bytes)? {
+                    Some(bytes) => verified(pkg, &checksum, bytes, Origin::LocalRegistry(path)),
+                    None => Err(FetchError::NotFound {
+                        name: pkg.name.clone(),
+                        version: pkg.version.clone(),
+                        url: path.display().to_string(),
+                    }),
+                }
+            }
+            // d. the network.
+            Resolved::Registry {
+                download,
+                effective,
+                name,
+                ..
+            } => {
+                if self.opts.offline {
+                    return Err(FetchError::Offline {
+                        name: pkg.name.clone(),
+                        version: pkg.version.clone(),
+                    });
+                }
+                let index = download.map_err(|reason| FetchError::UnsupportedSource {
+                    name: pkg.name.clone(),
+                    version: pkg.version.clone(),
+                    source_id: effective.clone(),
+                    reason: match &name {
+                        Some(n) => format!("{reason} (source `{n}` after replacement)"),
+                        None => reason,
+                    },
+                })?;
+                let dl = self.dl_template(&index)?;
+                let url = dl::download_url(&dl, &pkg.name, &pkg.version, &checksum);
+                match self.net.get(&url, self.opts.max_bytes) {
+                    Ok(bytes) => verified(pkg, &checksum, bytes, Origin::Network(url)),
+                    Err(net::HttpFailure::NotFound) => Err(FetchError::NotFound {
+                        name: pkg.name.clone(),
+                        version: pkg.version.clone(),
+                        url,
+                    }),
+                    Err(net::HttpFailure::TooLarge { limit }) => Err(FetchError::TooLarge {
+                        what: format!("download {url}"),
+                        limit,
+                    }),
+                    Err(failure) => Err(FetchError::Http {
+                        status: failure.status(),
+                        message: failure.message(),
+                        url,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Stores `bytes` in velaris' cache under `pkg.checksum`, atomically, after checking the
+    /// digest (a mismatch is a [`FetchError::Integrity`] error and nothing is written). Call it
+    /// only once the archive was unpacked successfully. Without a cache directory it is a no-op.
+    pub fn store(&self, pkg: &PackageRef, bytes: &[u8]) -> Result<(), FetchError> {
+        let checksum = validate(pkg)?;
+        let Some(root) = &self.cache_dir else {
+            return Ok(());
+        };
+        let path = cache::velaris_cache_path(root, &checksum);
+        let actual = cache::sha256_hex(bytes);
+        if actual != checksum {
+            return Err(FetchError::Integrity {
+                name: pkg.name.clone(),
+                version: pkg.version.clone(),
+                expected: checksum,
+                actual,
+                origin: Box::new(Origin::VelarisCache(path)),
+            });
+        }
+        cache::write_atomic(&path, bytes)
+    }
+
+    /// The `dl` template of a sparse index, from its `config.json`, once per run.
+    fn dl_template(&self, index: &SparseIndex) -> Result<String, FetchError> {
+        let cell = {
+            let mut map = self.dl_templates.lock().unwrap_or_else(|p| p.into_inner());
+            Arc::clone(map.entry(index.base.clone()).or_default())
+        };
+        cell.get_or_init(|| self.load_dl_template(index)).clone()
+    }
+
+    fn load_dl_template(&self, index: &SparseIndex) -> Result<String, FetchError> {
+        let url = index.config_url();
+        let registry_err = |message: String| FetchError::Registry {
+            index: format!("sparse+{}", index.base),
+            message,
+        };
+        let body = match self.net.get(&url, CONFIG_JSON_MAX_BYTES) {
+            Ok(body) => body,
+            Err(failure) => {
+                return Err(FetchError::Http {
+                    status: failure.status(),
+                    message: format!("fetching the registry configuration: {}", failure.message()),
+                    url,
+                });
+            }
+        };
+        #[derive(serde::Deserialize)]
+        struct IndexConfig {
+            dl: String,
+        }
+        let config: IndexConfig = serde_json::from_slice(&body)
+            .map_err(|e| registry_err(format!("invalid {url}: {e}")))?;
+        if !(config.dl.starts_with("https://") || config.dl.starts_with("http://")) {
+            return Err(registry_err(format!(
+                "`dl` in {url} is not an http(s) URL: {}",
+                config.dl
+            )));
+        }
+        Ok(config.dl)
+    }
+}
+
+/// Checks a package reference before any lookup; returns the lowercase checksum.
+///
+/// Names and versions end up in file names and URLs, so they are restricted to what cargo
+/// itself accepts for registry packages (alphanumerics, `-`, `_`; a semver version).
+fn validate(pkg: &PackageRef) -> Result<String, FetchError> {
+    let invalid = |reason: String| FetchError::InvalidPackage {
+        name: pkg.name.clone(),
+        version: pkg.version.clone(),
+        reason,
+    };
+    if pkg.checksum.is_empty() {
+        return Err(invalid(
+            "Cargo.lock records no checksum, so the download cannot be verified".to_owned(),
+        ));
+    }
+    let checksum = pkg.checksum.to_ascii_lowercase();
+    if checksum.len() != 64 || !checksum.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid(format!(
+            "checksum `{}` is not a 64-digit hex sha256",
+            pkg.checksum
+        )));
+    }
+    if pkg.name.is_empty()
+        || !pkg
+            .name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(invalid("not a valid crate name".to_owned()));
+    }
+    if semver::Version::parse(&pkg.version).is_err() {
+        return Err(invalid("not a valid semver version".to_owned()));
+    }
+    Ok(checksum)
+}
+
+/// Returns the bytes only if their sha256 is the expected one.
+fn verified(
+    pkg: &PackageRef,
+    expected: &str,
+    bytes: Vec<u8>,
+    origin: Origin,
+) -> Result<Fetched, FetchError> {
+    let actual = cache::sha256_hex(&bytes);
+    if actual != expected {
+        return Err(FetchError::Integrity {
+            name: pkg.name.clone(),
+            version: pkg.version.clone(),
+            expected: expected.to_owned(),
+            actual,
+            origin: Box::new(origin),
+        });
+    }
+    Ok(Fetched { bytes, origin })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkg(name: &str, version: &str, checksum: &str) -> PackageRef {
+        PackageRef {
+            name: name.into(),
+            version: version.into(),
+            source: source::CRATES_IO_SPARSE.into(),
+            checksum: checksum.into(),
+        }
+    }
+
+    #[test]
+    fn validation() {
+        let sum = "A".repeat(64);
+        assert_eq!(
+            validate(&pkg("serde", "1.0.0", &sum)).unwrap(),
+            "a".repeat(64)
+        );
+        for bad in [
+            pkg("serde", "1.0.0", ""),
+            pkg("serde", "1.0.0", "abc"),
+            pkg("../x", "1.0.0", &sum),
+            pkg("x", "1.0", &sum),
+            pkg("x", "1.0.0/../..", &sum),
+        ] {
+            assert!(
+                matches!(validate(&bad), Err(FetchError::InvalidPackage { .. })),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn integrity_message_names_everything() {
+        let p = pkg("serde", "1.0.0", &"0".repeat(64));
+        let err = verified(
+            &p,
+            &"0".repeat(64),
+            b"x".to_vec(),
+            Origin::Network("https://h/x".into()),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(err.is_integrity());
+        for needle in [
+            "serde",
+            "1.0.0",
+            &"0".repeat(64),
+            &cache::sha256_hex(b"x"),
+            "https://h/x",
+        ] {
+            assert!(msg.contains(needle), "{msg} lacks {needle}");
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Rendering reports: human (terminal), markdown (what a PR comment reuses) and JSON.
+//!
+//! This module owns how results look and how text that comes from a package (file names,
+//! source lines, diff hunks) is escaped before it reaches a terminal or markdown. It computes
+//! nothing: every number comes from the report it is handed.
+
+pub mod escape;
+mod human;
+mod json;
+mod markdown;
+
+pub use human::{Detail, HumanOptions, render_human};
+pub use json::{SCHEMA, render_json};
+pub use markdown::{MarkdownOptions, render_markdown};
+
+/// Group digits of a count in thousands: 12,345.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// "1 package" / "2 packages".
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1000), "1,000");
+        assert_eq!(super::thousands(1234567), "1,234,567");
+    }
+}

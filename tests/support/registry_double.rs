@@ -1,0 +1,376 @@
+//! A test double for a sparse cargo registry: a tiny HTTP/1.1 server on 127.0.0.1 (std only)
+//! plus helpers that lay out a temporary `CARGO_HOME` the way cargo would.
+//!
+//! Serves `GET /index/config.json` (`{"dl": ...}`) and the `.crate` bytes registered for
+//! (name, version) at whatever path the current `dl` template expands to. Every request path
+//! is recorded. Faults can be injected per path: answer a status N times, close the connection
+//! without answering N times, or serve tampered bytes. The server stops when dropped.
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+/// The path of the index config.
+pub const CONFIG_PATH: &str = "/index/config.json";
+
+#[derive(Clone, Debug)]
+enum Fault {
+    Status {
+        code: u16,
+        headers: Vec<(String, String)>,
+    },
+    Close,
+}
+
+#[derive(Default)]
+struct State {
+    crates: HashMap<(String, String), Vec<u8>>,
+    tampered: HashMap<(String, String), Vec<u8>>,
+    faults: HashMap<String, VecDeque<Fault>>,
+    /// `dl` value; `{base}` is replaced by `http://127.0.0.1:PORT`.
+    dl_template: String,
+    /// Overrides the whole body of `config.json` when set.
+    config_body: Option<String>,
+    requests: Vec<String>,
+}
+
+pub struct RegistryDouble {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl RegistryDouble {
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(Mutex::new(State {
+            dl_template: "{base}/dl/{crate}/{version}/download".to_owned(),
+            ..State::default()
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = {
+            let state = Arc::clone(&state);
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                for conn in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(conn) = conn else { continue };
+                    let state = Arc::clone(&state);
+                    std::thread::spawn(move || {
+                        let _ = serve(conn, addr, &state);
+                    });
+                }
+            })
+        };
+        RegistryDouble {
+            addr,
+            state,
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `sparse+http://127.0.0.1:PORT/index/`, as written in cargo config and lockfiles.
+    pub fn index_url(&self) -> String {
+        format!("sparse+http://{}/index/", self.addr)
+    }
+
+    /// Registers the published bytes of (name, version).
+    pub fn add_crate(&self, name: &str, version: &str, bytes: &[u8]) {
+        self.lock()
+            .crates
+            .insert((name.to_owned(), version.to_owned()), bytes.to_vec());
+    }
+
+    /// Serves `bytes` instead of the registered ones for (name, version).
+    pub fn tamper(&self, name: &str, version: &str, bytes: &[u8]) {
+        self.lock()
+            .tampered
+            .insert((name.to_owned(), version.to_owned()), bytes.to_vec());
+    }
+
+    /// Sets the `dl` template; `{base}` stands for `http://127.0.0.1:PORT`.
+    pub fn set_dl_template(&self, template: &str) {
+        self.lock().dl_template = template.to_owned();
+    }
+
+    /// Replaces the whole `config.json` body.
+    pub fn set_config_body(&self, body: &str) {
+        self.lock().config_body = Some(body.to_owned());
+    }
+
+    /// Answers `status` (empty body) the next `times` requests for `path`.
+    pub fn fail_next(&self, path: &str, times: usize, status: u16) {
+        self.fail_next_with_headers(path, times, status, &[]);
+    }
+
+    pub fn fail_next_with_headers(
+        &self,
+        path: &str,
+        times: usize,
+        status: u16,
+        headers: &[(&str, &str)],
+    ) {
+        let fault = Fault::Status {
+            code: status,
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        };
+        self.push_faults(path, times, fault);
+    }
+
+    /// Reads the request and closes the connection without answering, the next `times` times.
+    pub fn close_next(&self, path: &str, times: usize) {
+        self.push_faults(path, times, Fault::Close);
+    }
+
+    fn push_faults(&self, path: &str, times: usize, fault: Fault) {
+        let mut state = self.lock();
+        let queue = state.faults.entry(path.to_owned()).or_default();
+        queue.extend(std::iter::repeat_n(fault, times));
+    }
+
+    /// Every request path (with query), in arrival order.
+    pub fn requests(&self) -> Vec<String> {
+        self.lock().requests.clone()
+    }
+
+    /// How many requests hit `path`.
+    pub fn count(&self, path: &str) -> usize {
+        self.lock().requests.iter().filter(|p| *p == path).count()
+    }
+
+    /// The path a download of (name, version) takes with the default template.
+    pub fn default_dl_path(name: &str, version: &str) -> String {
+        format!("/dl/{name}/{version}/download")
+    }
+
+    /// The full URL of a download under the current template.
+    pub fn dl_url(&self, name: &str, version: &str, checksum: &str) -> String {
+        let state = self.lock();
+        let base = self.base_url();
+        expand(
+            &state.dl_template.replace("{base}", &base),
+            name,
+            version,
+            checksum,
+        )
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for RegistryDouble {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Unblock accept().
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+fn serve(conn: TcpStream, addr: SocketAddr, state: &Mutex<State>) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(5)))?;
+    conn.set_write_timeout(Some(Duration::from_secs(5)))?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line)? == 0 {
+        return Ok(()); // the Drop wake-up, or a client that gave up
+    }
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 || header == "\r\n" || header == "\n" {
+            break;
+        }
+    }
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let path = parts.next().unwrap_or("").to_owned();
+
+    let (status, headers, body) = {
+        let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+        st.requests.push(path.clone());
+        let fault = st.faults.get_mut(&path).and_then(VecDeque::pop_front);
+        match fault {
+            Some(Fault::Close) => return Ok(()), // drop without a byte of answer
+            Some(Fault::Status { code, headers }) => (code, headers, Vec::new()),
+            None if method != "GET" => (405, Vec::new(), Vec::new()),
+            None => respond(&st, addr, &path),
+        }
+    };
+
+    let mut out = conn;
+    let mut head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        reason(status),
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    out.write_all(head.as_bytes())?;
+    out.write_all(&body)?;
+    out.flush()
+}
+
+fn respond(st: &State, addr: SocketAddr, path: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let base = format!("http://{addr}");
+    let json = vec![("Content-Type".to_owned(), "application/json".to_owned())];
+    if path == CONFIG_PATH {
+        let body = match &st.config_body {
+            Some(body) => body.clone(),
+            None => format!(
+                "{{\"dl\": {}}}",
+                json_string(&st.dl_template.replace("{base}", &base))
+            ),
+        };
+        return (200, json, body.into_bytes());
+    }
+    let template = st.dl_template.replace("{base}", &base);
+    for ((name, version), bytes) in &st.crates {
+        let checksum = sha256_hex(bytes);
+        let url = expand(&template, name, version, &checksum);
+        if url.strip_prefix(&base) == Some(path) {
+            let key = (name.clone(), version.clone());
+            let body = st.tampered.get(&key).unwrap_or(bytes).clone();
+            return (200, Vec::new(), body);
+        }
+    }
+    (404, Vec::new(), b"not found".to_vec())
+}
+
+/// An independent implementation of cargo's `dl` markers, to cross-check velaris'.
+fn expand(template: &str, name: &str, version: &str, checksum: &str) -> String {
+    let markers = [
+        "{crate}",
+        "{version}",
+        "{prefix}",
+        "{lowerprefix}",
+        "{sha256-checksum}",
+    ];
+    if !markers.iter().any(|m| template.contains(m)) {
+        return format!("{template}/{name}/{version}/download");
+    }
+    let prefix = match name.len() {
+        1 => "1".to_owned(),
+        2 => "2".to_owned(),
+        3 => format!("3/{}", &name[..1]),
+        _ => format!("{}/{}", &name[..2], &name[2..4]),
+    };
+    template
+        .replace("{crate}", name)
+        .replace("{version}", version)
+        .replace("{prefix}", &prefix)
+        .replace("{lowerprefix}", &prefix.to_lowercase())
+        .replace("{sha256-checksum}", checksum)
+}
+
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+/// Lowercase hex sha256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A temporary `CARGO_HOME` whose `config.toml` replaces crates.io with `index_url`
+/// (a `sparse+http://...` URL) under the source name `velaris-test`.
+pub fn cargo_home_replacing_crates_io(index_url: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[source.crates-io]\nreplace-with = \"velaris-test\"\n\
+             [source.velaris-test]\nregistry = \"{index_url}\"\n"
+        ),
+    )
+    .unwrap();
+    home
+}
+
+/// cargo's cache directory for `registry_url` (as written in config, e.g. `sparse+http://...`)
+/// under `cargo_home`, using cargo ≥ 1.85's stable hash (`stable = true`) or the legacy one.
+pub fn cargo_cache_dir(cargo_home: &Path, registry_url: &str, stable: bool) -> PathBuf {
+    let dir = tame_index::utils::url_to_local_dir(registry_url, stable).unwrap();
+    cargo_home.join("registry").join("cache").join(dir.dir_name)
+}
+
+/// Places `bytes` where cargo would have cached `name-version.crate` from `registry_url`
+/// (stable hash); returns the file's path.
+pub fn place_in_cargo_cache(
+    cargo_home: &Path,
+    registry_url: &str,
+    name: &str,
+    version: &str,
+    bytes: &[u8],
+) -> PathBuf {
+    place_in_cargo_cache_with(cargo_home, registry_url, true, name, version, bytes)
+}
+
+pub fn place_in_cargo_cache_with(
+    cargo_home: &Path,
+    registry_url: &str,
+    stable: bool,
+    name: &str,
+    version: &str,
+    bytes: &[u8],
+) -> PathBuf {
+    let dir = cargo_cache_dir(cargo_home, registry_url, stable);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}-{version}.crate"));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
