@@ -59,7 +59,7 @@ pub enum DepsDiffError {
     #[error("{}", list("could not fetch packages", .0))]
     Fetch(Vec<FetchError>),
     #[error("rejected the archive of {name} {version} from {origin}: {source}")]
-    Archive { name: String, version: String, origin: String, source: ArchiveError },
+    Archive { name: String, version: String, origin: String, source: Box<ArchiveError> },
 }
 
 fn list(head: &str, errors: &[FetchError]) -> String {
@@ -118,6 +118,8 @@ pub struct Report {
     /// Each lockfile compared, by label, with its format versions.
     pub lockfiles: Vec<String>,
     pub packages: Vec<PackageReport>,
+    /// The lockfiles were two files (`--old`/`--new`), not git revisions.
+    pub from_files: bool,
 }
 
 impl Report {
@@ -217,6 +219,9 @@ fn unverifiable_reason(p: &LockedPackage) -> Option<&'static str> {
 
 type Key = (String, String, String); // name, version, checksum
 
+/// A change by (name, old "version source", new "version source"), with the lockfiles it is in.
+type ChangeMap = BTreeMap<(String, Option<String>, Option<String>), (Change, Vec<String>)>;
+
 fn key(r: &PackageRef) -> Key {
     (r.name.clone(), r.version.clone(), r.checksum.clone())
 }
@@ -226,7 +231,7 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     let (base, head, pairs) = load(config)?;
 
     // Changes across all lockfiles; one change found in several lockfiles is one review.
-    let mut changes: BTreeMap<(String, Option<String>, Option<String>), (Change, Vec<String>)> = BTreeMap::new();
+    let mut changes: ChangeMap = BTreeMap::new();
     for pair in &pairs {
         for c in lockfile::diff_lockfiles(&pair.old, &pair.new) {
             let id = |p: &Option<LockedPackage>| {
@@ -277,7 +282,8 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
         }
     }
     let lockfiles = pairs.iter().map(|p| p.label.clone()).collect();
-    Ok(Report { base, head, lockfiles, packages })
+    let from_files = matches!(config.input, Input::Files { .. });
+    Ok(Report { base, head, lockfiles, packages, from_files })
 }
 
 /// Fetch every package; any digest mismatch stops the run, and so does any other failure
@@ -317,7 +323,7 @@ fn unpack(p: &LockedPackage, f: &Fetched) -> Result<package::FileTree, DepsDiffE
             name: p.name.clone(),
             version: p.version.to_string(),
             origin: f.origin.to_string(),
-            source,
+            source: Box::new(source),
         })
 }
 

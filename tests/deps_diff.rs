@@ -537,3 +537,33 @@ fn usage_errors_exit_2() {
     r.expect(2);
     assert!(r.stderr().contains("missing.lock"), "{}", r.stderr());
 }
+
+/// A real gzip bomb against the real limits: six 100 MiB files of zeros compress to well under
+/// a megabyte and unpack past max(512 MiB, 20 x compressed).
+#[test]
+fn gzip_bomb_is_stopped_at_the_real_limit() {
+    use std::io::Read;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    {
+        let mut b = tar::Builder::new(&mut gz);
+        for i in 0..6 {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(100 << 20);
+            h.set_mode(0o644);
+            h.set_entry_type(tar::EntryType::Regular);
+            let zeros = std::io::repeat(0).take(100 << 20);
+            b.append_data(&mut h, format!("alpha-1.0.1/src/z{i}.rs"), zeros).unwrap();
+        }
+        b.finish().unwrap();
+    }
+    let bytes = gz.finish().unwrap();
+    assert!(bytes.len() < (600 << 20) / 20, "the bomb must beat the 20x ratio");
+    let w = World::new();
+    let a1 = publish("alpha", "1.0.0", &[("src/lib.rs", "a\n")]);
+    let a2 = Pub { name: "alpha", version: "1.0.1", bytes };
+    w.serve(&[&a1, &a2]);
+    let r = w.files_diff(&lockfile(3, &[&a1], ""), &lockfile(3, &[&a2], ""), &[]);
+    r.expect(3);
+    assert!(r.stderr().contains("too-large"), "{}", r.stderr());
+    assert!(w.cached_files().is_empty());
+}

@@ -56,13 +56,9 @@ pub enum SemverBump {
 impl SemverBump {
     pub fn between(old: &Version, new: &Version) -> SemverBump {
         let (lo, hi) = if old <= new { (old, new) } else { (new, old) };
-        let incompatible = if lo.major != hi.major {
-            true
-        } else if lo.major == 0 && lo.minor != hi.minor {
-            true
-        } else {
-            lo.major == 0 && lo.minor == 0 && lo.patch != hi.patch
-        };
+        let incompatible = lo.major != hi.major
+            || (lo.major == 0 && lo.minor != hi.minor)
+            || (lo.major == 0 && lo.minor == 0 && lo.patch != hi.patch);
         if incompatible {
             SemverBump::Major
         } else if lo.minor != hi.minor {

@@ -29,14 +29,11 @@ pub enum ArchiveError {
     HardLink { path: String, target: Vec<u8> },
 
     #[error(
-        "entry {path:?} is {kind} (tar type '{}'), not a regular file or directory (rule: special-entry)",
+        "entry {path:?} is {} (tar type '{}'), not a regular file or directory (rule: special-entry)",
+        special_kind(*.type_byte),
         .type_byte.escape_ascii()
     )]
-    SpecialEntry {
-        path: String,
-        kind: &'static str,
-        type_byte: u8,
-    },
+    SpecialEntry { path: String, type_byte: u8 },
 
     #[error("entry {path:?} appears more than once (rule: duplicate-name)")]
     DuplicateName { path: String },
@@ -123,6 +120,19 @@ impl ArchiveError {
     }
 }
 
+/// What a tar entry type byte (not a regular file or directory) is, for messages.
+fn special_kind(type_byte: u8) -> &'static str {
+    match type_byte {
+        b'3' => "a character device",
+        b'4' => "a block device",
+        b'6' => "a fifo",
+        b'7' => "a contiguous file",
+        b'S' => "a gnu sparse file",
+        b'L' | b'K' | b'x' => "a stray extension header",
+        _ => "an entry of unknown type",
+    }
+}
+
 /// Quoted, escaped display of raw name bytes: valid UTF-8 runs escaped as `{:?}`
 /// escapes a `str`, other bytes as `\xNN`.
 struct Escaped<'a>(&'a [u8]);
@@ -191,10 +201,12 @@ mod tests {
         );
         let e = ArchiveError::SpecialEntry {
             path: "p-1.0.0/dev".into(),
-            kind: "a character device",
             type_byte: b'3',
         };
-        assert!(e.to_string().contains("(tar type '3')"), "{e}");
+        assert!(
+            e.to_string().contains("a character device (tar type '3')"),
+            "{e}"
+        );
     }
 
     #[test]

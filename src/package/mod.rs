@@ -139,7 +139,6 @@ pub fn unpack_crate(
             other => {
                 return Err(ArchiveError::SpecialEntry {
                     path,
-                    kind: special_kind(other),
                     type_byte: other.as_byte(),
                 });
             }
@@ -246,20 +245,6 @@ fn pax_path<R: Read>(entry: &mut tar::Entry<'_, R>) -> Option<Vec<u8>> {
         .filter_map(Result::ok)
         .find(|r| r.key_bytes() == b"path")
         .map(|r| r.value_bytes().to_vec())
-}
-
-fn special_kind(kind: EntryType) -> &'static str {
-    match kind {
-        EntryType::Char => "a character device",
-        EntryType::Block => "a block device",
-        EntryType::Fifo => "a fifo",
-        EntryType::Continuous => "a contiguous file",
-        EntryType::GNUSparse => "a gnu sparse file",
-        EntryType::GNULongName | EntryType::GNULongLink | EntryType::XHeader => {
-            "a stray extension header"
-        }
-        _ => "an entry of unknown type",
-    }
 }
 
 /// An IO error and its sources as one escaped line.

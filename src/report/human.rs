@@ -132,13 +132,22 @@ fn vcs_line(p: &PackageReport) -> Option<String> {
 pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
     let mut out = String::new();
     let total = report.packages.len() as u64;
+    let what = if report.from_files {
+        format!("{} -> {}", escape::line(&report.base), escape::line(&report.head))
+    } else if report.lockfiles.is_empty() {
+        format!("{}..{} (no lockfile changed)", escape::line(&report.base), escape::line(&report.head))
+    } else {
+        format!(
+            "{}..{} ({})",
+            escape::line(&report.base),
+            escape::line(&report.head),
+            escape::line(&report.lockfiles.join(", "))
+        )
+    };
     let _ = writeln!(
         out,
-        "{} {}..{} ({}): {} changed, audit cost {} lines",
+        "{} {what}: {} changed, audit cost {} lines",
         paint(BOLD, "deps-diff"),
-        escape::line(&report.base),
-        escape::line(&report.head),
-        if report.lockfiles.is_empty() { "no lockfile changed".to_string() } else { escape::line(&report.lockfiles.join(", ")) },
         plural(total, "package", "packages"),
         paint(BOLD, &thousands(report.audit_lines())),
     );

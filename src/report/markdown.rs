@@ -42,9 +42,10 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "### Dependency changes `{}..{}`\n\n{} packages changed in {}; audit cost **{}** lines.\n",
-        report.base.replace('`', "'"),
-        report.head.replace('`', "'"),
+        "### Dependency changes `{}{}{}`\n\n{} packages changed in {}; audit cost **{}** lines.\n",
+        super::escape::line(&report.base).replace('`', "'"),
+        if report.from_files { " → " } else { ".." },
+        super::escape::line(&report.head).replace('`', "'"),
         report.packages.len(),
         if report.lockfiles.is_empty() { "no lockfile".to_string() } else { md(&report.lockfiles.join(", ")) },
         thousands(report.audit_lines())
