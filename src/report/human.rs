@@ -86,16 +86,30 @@ fn headline(p: &PackageReport) -> String {
     line
 }
 
+/// "name old -> new" without colour, for diff separators.
+fn headline_plain(p: &PackageReport) -> String {
+    let v = |s: &Option<Side>| s.as_ref().map(|s| s.package.version.to_string());
+    let name = escape::line(&p.name);
+    match (v(&p.old), v(&p.new)) {
+        (Some(o), Some(n)) => format!("{name} {o} -> {n}"),
+        (Some(x), None) | (None, Some(x)) => format!("{name} {x}"),
+        (None, None) => name,
+    }
+}
+
 fn counts(p: &PackageReport) -> String {
     match &p.diff {
         None => paint(YELLOW, "contents not compared"),
         Some(d) => {
+            let parts: Vec<String> = [(d.files_added, "added"), (d.files_removed, "removed"), (d.files_modified, "modified")]
+                .into_iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, what)| format!("{} {what}", thousands(n)))
+                .collect();
             let mut s = format!(
-                "{} (+{} -{} ~{}), {} {}, audit {}",
+                "{} ({}), lines {} {}, audit {}",
                 plural(d.files_added + d.files_removed + d.files_modified, "file", "files"),
-                d.files_added,
-                d.files_removed,
-                d.files_modified,
+                parts.join(", "),
                 paint(GREEN, &format!("+{}", thousands(d.lines_added))),
                 paint(RED, &format!("-{}", thousands(d.lines_removed))),
                 paint(BOLD, &thousands(d.audit_lines)),
@@ -144,9 +158,17 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
             escape::line(&report.lockfiles.join(", "))
         )
     };
+    let mut kinds: Vec<String> = Vec::new();
+    for k in [ChangeKind::Added, ChangeKind::Removed, ChangeKind::Upgraded, ChangeKind::Downgraded, ChangeKind::SourceChanged] {
+        let n = report.packages.iter().filter(|p| p.change == k).count();
+        if n > 0 {
+            kinds.push(format!("{n} {}", k.as_str()));
+        }
+    }
+    let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
     let _ = writeln!(
         out,
-        "{} {what}: {} changed, audit cost {} lines",
+        "{} {what}: {} changed{kinds}, audit cost {} lines",
         paint(BOLD, "deps-diff"),
         plural(total, "package", "packages"),
         paint(BOLD, &thousands(report.audit_lines())),
@@ -201,6 +223,7 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
             for f in &d.files {
                 if let Some(patch) = &f.patch {
                     out.push('\n');
+                    let _ = writeln!(out, "{}", paint(CYAN, &format!("── {}: {}", headline_plain(p), escape::line(&f.path))));
                     for l in patch.lines() {
                         let style = if l.starts_with("+++") || l.starts_with("---") {
                             BOLD
