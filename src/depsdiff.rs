@@ -48,21 +48,21 @@ pub enum DepsDiffError {
     Git(#[from] GitError),
     #[error(transparent)]
     Lock(#[from] LockError),
-    #[error("failed to read {path}: {source}")]
+    #[error("failed to read {path}")]
     Read { path: String, source: std::io::Error },
     #[error("{0}")]
     Usage(String),
-    #[error("{}", list("integrity check failed", .0))]
+    #[error("{}", list_errors("integrity check failed", .0))]
     Integrity(Vec<FetchError>),
-    #[error("{}", list("offline, and these packages are in no cache", .0))]
+    #[error("{}", list_errors("offline, and these packages are in no cache", .0))]
     Offline(Vec<FetchError>),
-    #[error("{}", list("could not fetch packages", .0))]
+    #[error("{}", list_errors("could not fetch packages", .0))]
     Fetch(Vec<FetchError>),
-    #[error("rejected the archive of {name} {version} from {origin}: {source}")]
+    #[error("rejected the archive of {name} {version} from {origin}")]
     Archive { name: String, version: String, origin: String, source: Box<ArchiveError> },
 }
 
-fn list(head: &str, errors: &[FetchError]) -> String {
+pub(crate) fn list_errors(head: &str, errors: &[FetchError]) -> String {
     let mut s = format!("{head} ({}):", errors.len());
     for e in errors {
         s.push_str("\n  ");
@@ -234,8 +234,12 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     let mut changes: ChangeMap = BTreeMap::new();
     for pair in &pairs {
         for c in lockfile::diff_lockfiles(&pair.old, &pair.new) {
+            // The checksum is part of the identity: the same version with other bytes in
+            // another lockfile is another package to verify.
             let id = |p: &Option<LockedPackage>| {
-                p.as_ref().map(|p| format!("{} {}", p.version, p.source.as_deref().unwrap_or("")))
+                p.as_ref().map(|p| {
+                    format!("{} {} {}", p.version, p.source.as_deref().unwrap_or(""), p.checksum.as_deref().unwrap_or(""))
+                })
             };
             let k = (c.name.clone(), id(&c.old), id(&c.new));
             changes.entry(k).or_insert_with(|| (c, Vec::new())).1.push(pair.label.clone());
@@ -281,6 +285,11 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
             }
         }
     }
+    // Sorted by name, then versions in semver order (the map above sorted by strings).
+    packages.sort_by(|a, b| {
+        let v = |s: &Option<Side>| s.as_ref().map(|s| s.package.version.clone());
+        (&a.name, v(&a.old), v(&a.new)).cmp(&(&b.name, v(&b.old), v(&b.new)))
+    });
     let lockfiles = pairs.iter().map(|p| p.label.clone()).collect();
     let from_files = matches!(config.input, Input::Files { .. });
     Ok(Report { base, head, lockfiles, packages, from_files })
@@ -374,7 +383,7 @@ fn report_one(
 }
 
 /// Map `f` over `items` on up to `jobs` threads, keeping the order.
-fn parallel_map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let next = AtomicUsize::new(0);
     let mut slots: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
     let workers = jobs.min(items.len()).max(1);

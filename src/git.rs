@@ -105,7 +105,7 @@ impl Repo {
     /// Tracked `Cargo.lock` files (paths relative to the root) that differ between `base` and
     /// `head`, or between `base` and the work tree when `head` is `None`.
     pub fn changed_lockfiles(&self, base: &str, head: Option<&str>) -> Result<Vec<String>, GitError> {
-        let mut args = vec!["diff", "--no-ext-diff", "--no-textconv", "--name-only", "-z", base];
+        let mut args = vec!["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--name-only", "-z", base];
         if let Some(h) = head {
             args.push(h);
         }

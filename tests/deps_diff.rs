@@ -514,15 +514,64 @@ fn offline_uses_caches_and_names_what_is_missing() {
 fn package_text_is_escaped_before_the_terminal() {
     let w = World::new();
     let a1 = publish("alpha", "1.0.0", &[("src/lib.rs", "a\n")]);
-    let a2 = publish("alpha", "1.0.1", &[("src/lib.rs", "a\n// \u{1b}[2J\u{202e}hidden\n"), ("src/\u{1b}]0;x\u{7}.rs", "x\n")]);
+    let a2 = publish("alpha", "1.0.1", &[("src/lib.rs", "a\n// \u{1b}[2J\u{202e}hidden\n"), ("src/\u{202e}x\u{E0041}.rs", "x\n")]);
     w.serve(&[&a1, &a2]);
     let r = w.files_diff(&lockfile(3, &[&a1], ""), &lockfile(3, &[&a2], ""), &["--diff", "--color", "always"]);
     let out = r.expect(0).stdout();
     assert!(out.contains("\\u{1b}[2J\\u{202e}hidden"), "{out}");
-    assert!(out.contains("src/\\u{1b}]0;x\\u{7}.rs"), "{out}");
-    assert!(!out.contains("\u{202e}") && !out.contains("\u{7}"), "raw control characters leaked");
+    assert!(out.contains("src/\\u{202e}x\\u{e0041}.rs"), "{out}");
+    assert!(!out.contains("\u{202e}") && !out.contains("\u{E0041}"), "raw format characters leaked");
     let md = w.files_diff(&lockfile(3, &[&a1], ""), &lockfile(3, &[&a2], ""), &["--format", "markdown"]);
     assert!(!md.expect(0).stdout().contains('\u{1b}'));
+
+    // A control character in a file name (a newline could forge diff lines) is refused.
+    let w = World::new();
+    let a3 = publish("alpha", "1.0.2", &[("src/lib.rs", "a\n"), ("src/x\n+++ b/y.rs", "x\n")]);
+    w.serve(&[&a1, &a3]);
+    let r = w.files_diff(&lockfile(3, &[&a1], ""), &lockfile(3, &[&a3], ""), &["--diff"]);
+    r.expect(3);
+    assert!(r.stderr().contains("bad-name"), "{}", r.stderr());
+}
+
+#[test]
+fn a_nul_byte_does_not_hide_rust_code_from_the_audit() {
+    let w = World::new();
+    let a1 = publish("alpha", "1.0.0", &[("src/lib.rs", "a\n")]);
+    let a2 = publish("alpha", "1.0.1", &[("src/lib.rs", "a\n"), ("src/evil.rs", "// \0\nfn steal() {}\n"), ("logo.bin", "\0\0")]);
+    w.serve(&[&a1, &a2]);
+    let doc = w.files_diff(&lockfile(3, &[&a1], ""), &lockfile(3, &[&a2], ""), &["--format", "json"]).json();
+    let a = pkg(&doc, "alpha");
+    assert_eq!(a["audit_lines"], 2, "{a:#}");
+    assert_eq!(a["files"]["binary"], 1, "only the non-Rust file is binary");
+}
+
+#[test]
+fn other_bytes_under_one_version_are_fetched_and_shown() {
+    let w = World::new();
+    let real = publish("dd", "1.0.0", &[("src/lib.rs", "a\n")]);
+    let other = publish("dd", "1.0.0", &[("src/lib.rs", "a\n"), ("build.rs", "fn main() {}\n")]);
+    // One registry can serve one set of bytes per version: serve the second as the tampered
+    // copy, so fetching it fails its lockfile digest and the run stops with 3.
+    w.serve(&[&real]);
+    w.reg.tamper("dd", "1.0.0", &other.bytes);
+    let r = w.files_diff(&lockfile(3, &[&real], ""), &lockfile(3, &[&other], ""), &[]);
+    r.expect(3);
+    assert!(r.stderr().contains("dd 1.0.0"), "{}", r.stderr());
+    // With both sets of bytes in velaris' content-addressed cache, both verify and the
+    // change is shown as what it is.
+    let w = World::new();
+    for p in [&real, &other] {
+        let hex = sha256_hex(&p.bytes);
+        let dir = w.cache.path().join("crates/sha256").join(&hex[..2]);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{hex}.crate")), &p.bytes).unwrap();
+    }
+    let doc = w.files_diff(&lockfile(3, &[&real], ""), &lockfile(3, &[&other], ""), &["--offline", "--format", "json"]).json();
+    let d = pkg(&doc, "dd");
+    assert_eq!(d["change"], "checksum-changed");
+    assert_eq!(d["old"]["verified"], true);
+    assert_eq!(d["new"]["verified"], true);
+    assert_eq!(d["file_changes"][0]["path"], "build.rs");
 }
 
 #[test]

@@ -209,9 +209,16 @@ fn vcs_info(tree: &FileTree) -> Option<VcsInfo> {
     })
 }
 
+/// Files the compiler or cargo reads as text: never treated as binary because of a NUL byte
+/// (rustc accepts one), so code cannot hide from the audit cost behind one.
+fn compiled_text(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.ends_with(".rs") || file.starts_with("Cargo.toml") || file == "Cargo.lock"
+}
+
 /// Text content, or `None` when binary (NUL in the first 8000 bytes, or not UTF-8).
-fn as_text(bytes: &[u8]) -> Option<&str> {
-    if bytes[..bytes.len().min(BINARY_SNIFF_LEN)].contains(&0) {
+fn as_text<'a>(path: &str, bytes: &'a [u8]) -> Option<&'a str> {
+    if !compiled_text(path) && bytes[..bytes.len().min(BINARY_SNIFF_LEN)].contains(&0) {
         return None;
     }
     std::str::from_utf8(bytes).ok()
@@ -250,8 +257,8 @@ fn diff_file(
         old_size: old.map(|b| b.len() as u64),
         new_size: new.map(|b| b.len() as u64),
     };
-    let old_text = old.map(as_text);
-    let new_text = new.map(as_text);
+    let old_text = old.map(|b| as_text(path, b));
+    let new_text = new.map(|b| as_text(path, b));
     let mut timed_out = false;
     match (old_text, new_text) {
         // (None, None) cannot happen: absent on both sides returned above.

@@ -21,6 +21,8 @@ pub enum ChangeKind {
     Upgraded,
     Downgraded,
     SourceChanged,
+    /// Same name, version and source, but another checksum: other bytes under one name.
+    ChecksumChanged,
 }
 
 impl ChangeKind {
@@ -31,6 +33,7 @@ impl ChangeKind {
             ChangeKind::Upgraded => "upgraded",
             ChangeKind::Downgraded => "downgraded",
             ChangeKind::SourceChanged => "source-changed",
+            ChangeKind::ChecksumChanged => "checksum-changed",
         }
     }
 }
@@ -112,7 +115,13 @@ fn compat_bucket(v: &Version) -> (u64, u64, u64) {
 
 fn paired(name: &str, old: LockedPackage, new: LockedPackage) -> Change {
     let bump = SemverBump::between(&old.version, &new.version);
-    let kind = if old.source_identity() != new.source_identity() || old.version == new.version {
+    let kind = if old.source_identity() == new.source_identity()
+        && old.version == new.version
+        && old.source == new.source
+        && old.checksum != new.checksum
+    {
+        ChangeKind::ChecksumChanged
+    } else if old.source_identity() != new.source_identity() || old.version == new.version {
         ChangeKind::SourceChanged
     } else if new.version > old.version {
         ChangeKind::Upgraded
@@ -168,6 +177,7 @@ pub fn diff_lockfiles(old: &Lockfile, new: &Lockfile) -> Vec<Change> {
         // either protocol is one source; a git source must also name the same commit).
         let same = |o: &LockedPackage, n: &LockedPackage| {
             o.version == n.version
+                && o.checksum == n.checksum
                 && (o.source == n.source || (o.is_registry() && o.source_identity() == n.source_identity()))
         };
         olds.retain(|o| {
@@ -178,6 +188,18 @@ pub fn diff_lockfiles(old: &Lockfile, new: &Lockfile) -> Vec<Change> {
                 true
             }
         });
+        // The same version under one name in another place is a move (or other bytes), and
+        // pairs before any version change does.
+        let mut moved = Vec::new();
+        olds.retain(|o| {
+            if let Some(i) = news.iter().position(|n| n.version == o.version) {
+                moved.push((o.clone(), news.remove(i)));
+                false
+            } else {
+                true
+            }
+        });
+        changes.extend(moved.into_iter().map(|(o, n)| paired(&name, o, n)));
         // Within each source identity.
         let mut by_source: BTreeMap<String, (Vec<LockedPackage>, Vec<LockedPackage>)> = BTreeMap::new();
         for o in olds {
@@ -273,6 +295,25 @@ mod tests {
             ]
         );
         assert_eq!(c[5].semver, Some(SemverBump::Minor));
+    }
+
+    #[test]
+    fn same_version_elsewhere_pairs_before_a_version_change() {
+        let old = lock(vec![pkg("ii", "1.0.0", CIO)]);
+        let new = lock(vec![pkg("ii", "1.0.0", Some("git+https://evil.example/ii#abc")), pkg("ii", "2.0.0", CIO)]);
+        let c = diff_lockfiles(&old, &new);
+        assert_eq!(kinds(&c), vec![("ii".into(), "added"), ("ii".into(), "source-changed")]);
+        assert_eq!(c[0].new.as_ref().unwrap().version.to_string(), "2.0.0");
+    }
+
+    #[test]
+    fn other_bytes_under_the_same_version_are_a_change() {
+        let mut a = pkg("dd", "1.0.0", CIO);
+        a.checksum = Some("a".repeat(64));
+        let mut b = a.clone();
+        b.checksum = Some("b".repeat(64));
+        let c = diff_lockfiles(&lock(vec![a]), &lock(vec![b]));
+        assert_eq!(kinds(&c), vec![("dd".into(), "checksum-changed")]);
     }
 
     #[test]

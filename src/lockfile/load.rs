@@ -45,6 +45,12 @@ pub enum SourceKind {
     Local,
 }
 
+/// crates.io under either protocol, with or without a trailing slash.
+fn is_crates_io(s: &str) -> bool {
+    let s = s.trim_end_matches('/');
+    s == CRATES_IO_GIT || s == CRATES_IO_SPARSE.trim_end_matches('/')
+}
+
 pub(crate) const CRATES_IO_GIT: &str = "registry+https://github.com/rust-lang/crates.io-index";
 pub(crate) const CRATES_IO_SPARSE: &str = "sparse+https://index.crates.io/";
 
@@ -52,7 +58,8 @@ impl LockedPackage {
     pub fn source_kind(&self) -> SourceKind {
         match self.source.as_deref() {
             None => SourceKind::Local,
-            Some(s) if s == CRATES_IO_GIT || s == CRATES_IO_SPARSE => SourceKind::CratesIo,
+            Some(s) if is_crates_io(s) => SourceKind::CratesIo,
+            Some(s) if s.starts_with("path+") => SourceKind::Local,
             Some(s) if s.starts_with("git+") => {
                 let (url, commit) = match s.split_once('#') {
                     Some((u, c)) => (u.to_string(), Some(c.to_string())),
@@ -81,7 +88,7 @@ impl LockedPackage {
             SourceKind::CratesIo => "crates.io".to_string(),
             SourceKind::Registry(url) => url,
             SourceKind::Git { url, commit } => match commit {
-                Some(c) => format!("{url}#{}", &c[..c.len().min(12)]),
+                Some(c) => format!("{url}#{}", c.chars().take(12).collect::<String>()),
                 None => url,
             },
             SourceKind::Local => "local path".to_string(),
@@ -144,6 +151,23 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// Byte offsets of line starts, for line numbers in linear time over a whole file.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Lines {
+        let mut v = vec![0];
+        v.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
+        Lines(v)
+    }
+    fn at(&self, text: &str, span: Range<usize>) -> Option<(usize, usize)> {
+        let offset = span.start.min(text.len());
+        let line = self.0.partition_point(|&start| start <= offset);
+        let start = self.0[line - 1];
+        Some((line, text[start..offset].chars().count() + 1))
+    }
+}
+
 fn at(text: &str, span: Range<usize>) -> Option<(usize, usize)> {
     Some(line_col(text, span.start))
 }
@@ -173,6 +197,8 @@ pub fn parse_lockfile(text: &str, origin: &str) -> Result<Lockfile, LockError> {
             }
         },
     };
+    let lines = Lines::new(text);
+    let at = |text: &str, span: Range<usize>| lines.at(text, span);
     let mut seen = std::collections::HashMap::new();
     for pkg in &raw.package {
         let here = at(text, pkg.span());

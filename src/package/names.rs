@@ -33,6 +33,10 @@ pub(super) fn relative_path<'a>(
     if name.contains('\\') {
         return Err(bad("it contains a backslash"));
     }
+    if name.chars().any(char::is_control) {
+        // A newline in a file name could forge lines of a diff or a report.
+        return Err(bad("it contains a control character"));
+    }
     if name.len() > MAX_NAME_LEN {
         return Err(bad("it is longer than 4096 bytes"));
     }

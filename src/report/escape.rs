@@ -18,7 +18,14 @@ fn is_dangerous(c: char) -> bool {
             | '\u{2028}'..='\u{202E}'       // separators, bidi embeddings and overrides
             | '\u{2060}'..='\u{2069}'       // word joiner, bidi isolates
             | '\u{FEFF}'
-            | '\u{FFF9}'..='\u{FFFB}')
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{034F}'                    // combining grapheme joiner
+            | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' // Hangul fillers
+            | '\u{17B4}' | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{FE00}'..='\u{FE0F}'       // variation selectors
+            | '\u{E0000}'..='\u{E007F}'     // tag characters
+            | '\u{E0100}'..='\u{E01EF}')
 }
 
 fn push_escaped(out: &mut String, c: char) {
@@ -112,6 +119,12 @@ mod tests {
         assert_eq!(line("a\x1b[31mred"), "a\\u{1b}[31mred");
         assert_eq!(line("x\ny\tz"), "x\\ny\\tz");
         assert_eq!(source("\tlet x = 1;\x07\n\r"), "\tlet x = 1;\\u{7}\n\\r");
+    }
+
+    #[test]
+    fn invisible_characters_are_visible() {
+        assert_eq!(line("t\u{E0041}.rs"), "t\\u{e0041}.rs");
+        assert_eq!(line("a\u{3164}b"), "a\\u{3164}b");
     }
 
     #[test]

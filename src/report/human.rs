@@ -45,6 +45,7 @@ fn kind_style(k: ChangeKind) -> Style {
         ChangeKind::Removed => RED,
         ChangeKind::Upgraded => CYAN,
         ChangeKind::Downgraded | ChangeKind::SourceChanged => YELLOW,
+        ChangeKind::ChecksumChanged => RED,
     }
 }
 
@@ -129,7 +130,7 @@ fn vcs_line(p: &PackageReport) -> Option<String> {
     let d = p.diff.as_ref()?;
     let short = |v: &Option<crate::diff::VcsInfo>| match v {
         Some(v) => {
-            let sha = v.sha1.as_deref().map_or("unknown commit".to_string(), |s| escape::line(&s[..s.len().min(12)]));
+            let sha = v.sha1.as_deref().map_or("unknown commit".to_string(), |s| escape::line(&s.chars().take(12).collect::<String>()));
             if v.dirty { format!("{sha} (dirty)") } else { sha }
         }
         None => "no VCS info".to_string(),
@@ -159,7 +160,14 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
         )
     };
     let mut kinds: Vec<String> = Vec::new();
-    for k in [ChangeKind::Added, ChangeKind::Removed, ChangeKind::Upgraded, ChangeKind::Downgraded, ChangeKind::SourceChanged] {
+    for k in [
+        ChangeKind::Added,
+        ChangeKind::Removed,
+        ChangeKind::Upgraded,
+        ChangeKind::Downgraded,
+        ChangeKind::SourceChanged,
+        ChangeKind::ChecksumChanged,
+    ] {
         let n = report.packages.iter().filter(|p| p.change == k).count();
         if n > 0 {
             kinds.push(format!("{n} {}", k.as_str()));
@@ -168,10 +176,10 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
     let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
     let _ = writeln!(
         out,
-        "{} {what}: {} changed{kinds}, audit cost {} lines",
+        "{} {what}: {} changed{kinds}, audit cost {}",
         paint(BOLD, "deps-diff"),
         plural(total, "package", "packages"),
-        paint(BOLD, &thousands(report.audit_lines())),
+        paint(BOLD, &plural(report.audit_lines(), "line", "lines")),
     );
     if report.packages.is_empty() {
         let _ = writeln!(out, "no package changes");

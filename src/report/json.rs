@@ -85,6 +85,7 @@ struct Totals {
     upgraded: u64,
     downgraded: u64,
     source_changed: u64,
+    checksum_changed: u64,
     /// Package sides that could not be verified (no checksum in the lockfile).
     unverifiable: u64,
 }
@@ -152,6 +153,7 @@ pub fn render_json(report: &Report) -> String {
             ChangeKind::Upgraded => totals.upgraded += 1,
             ChangeKind::Downgraded => totals.downgraded += 1,
             ChangeKind::SourceChanged => totals.source_changed += 1,
+            ChangeKind::ChecksumChanged => totals.checksum_changed += 1,
         }
         totals.unverifiable += [&p.old, &p.new].into_iter().flatten().filter(|s| !s.verified).count() as u64;
     }

@@ -42,11 +42,11 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "### Dependency changes `{}{}{}`\n\n{} packages changed in {}; audit cost **{}** lines.\n",
+        "### Dependency changes `{}{}{}`\n\n{} changed in {}; audit cost **{}** lines.\n",
         super::escape::line(&report.base).replace('`', "'"),
         if report.from_files { " → " } else { ".." },
         super::escape::line(&report.head).replace('`', "'"),
-        report.packages.len(),
+        super::plural(report.packages.len() as u64, "package", "packages"),
         if report.lockfiles.is_empty() { "no lockfile".to_string() } else { md(&report.lockfiles.join(", ")) },
         thousands(report.audit_lines())
     );
@@ -55,7 +55,12 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
     }
     out.push_str("| package | change | version | semver | files | lines | audit | checked |\n");
     out.push_str("|---|---|---|---|---:|---:|---:|---|\n");
+    let mut rows_left_out = 0usize;
     for p in &report.packages {
+        if out.len() + 400 > opts.budget {
+            rows_left_out += 1;
+            continue;
+        }
         let (files, lines, audit) = match &p.diff {
             Some(d) => (
                 (d.files_added + d.files_removed + d.files_modified).to_string(),
@@ -82,6 +87,9 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
             verified_cell(p)
         );
     }
+    if rows_left_out > 0 {
+        let _ = writeln!(out, "| _{rows_left_out} more packages left out to stay within the size budget_ | | | | | | | |");
+    }
     out.push('\n');
     let mut omitted = 0usize;
     for p in &report.packages {
@@ -100,7 +108,7 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
                 v.as_ref()
                     .map(|v| {
                         let s = v.sha1.clone().unwrap_or_else(|| "unknown".into());
-                        format!("{}{}", md(&s[..s.len().min(12)]), if v.dirty { " (dirty)" } else { "" })
+                        format!("{}{}", md(&s.chars().take(12).collect::<String>()), if v.dirty { " (dirty)" } else { "" })
                     })
                     .unwrap_or_else(|| "none".into())
             };
