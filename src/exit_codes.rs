@@ -26,6 +26,11 @@ pub fn for_error(e: &anyhow::Error) -> i32 {
                 return INTEGRITY;
             }
         }
+        if let Some(s) = cause.downcast_ref::<crate::surface::engine::SurfaceError>() {
+            if s.is_integrity() {
+                return INTEGRITY;
+            }
+        }
         if cause.downcast_ref::<crate::package::ArchiveError>().is_some() {
             return INTEGRITY;
         }

@@ -3,6 +3,7 @@
 //! The library owns every piece of behaviour; `main.rs` only parses arguments, calls
 //! the binary's `cli` module (the library never sees clap) and maps the outcome to an exit code (see [`exit_codes`]).
 
+pub mod baseline;
 pub mod depsdiff;
 pub mod diff;
 pub mod exit_codes;
@@ -11,3 +12,5 @@ pub mod lockfile;
 pub mod package;
 pub mod registry;
 pub mod report;
+pub mod surface;
+pub mod workspace;

@@ -5,6 +5,7 @@
 //! calls the library. Nothing outside this module imports clap.
 
 mod deps_diff;
+mod surface;
 
 use std::io::Write;
 
@@ -26,6 +27,16 @@ struct Cli {
 enum Command {
     /// Review a lockfile change: what it adds, removes and upgrades, with hash-checked source diffs.
     DepsDiff(deps_diff::Args),
+    /// Every program's capability surface, derived from source, with evidence.
+    Surface(surface::SurfaceArgs),
+    /// Why a program has a capability: every finding, with a source excerpt and the dependency path.
+    Explain(surface::ExplainArgs),
+    /// Compare the surface with velaris.capabilities: exit 1 if any grant widened.
+    Check(surface::CheckArgs),
+    /// Write or refresh velaris.capabilities from the current surface.
+    Bless(surface::BlessArgs),
+    /// Put velaris.capabilities in canonical form (--check: fail if it is not).
+    Fmt(surface::FmtArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -60,6 +71,11 @@ pub fn main() -> i32 {
     choice.write_global();
     let result = match cli.command {
         Command::DepsDiff(args) => deps_diff::run(args),
+        Command::Surface(args) => surface::surface(args),
+        Command::Explain(args) => surface::explain(args),
+        Command::Check(args) => surface::check(args),
+        Command::Bless(args) => surface::bless(args),
+        Command::Fmt(args) => surface::fmt(args),
     };
     match result {
         Ok(code) => code,

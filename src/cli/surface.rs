@@ -1,0 +1,195 @@
+//! `velaris surface`, `velaris explain`, and the ratchet commands `check`, `bless`, `fmt`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use velaris::baseline;
+use velaris::exit_codes;
+use velaris::registry::FetchOptions;
+use velaris::surface::engine::{self, Analysis};
+use velaris::surface::{Capability, render};
+
+use super::Format;
+
+/// Where to find the workspace and how to fetch its dependencies.
+#[derive(clap::Args, Debug)]
+pub struct WorkspaceArgs {
+    /// The workspace root (the directory with the root Cargo.toml and Cargo.lock).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    workspace: PathBuf,
+    /// Target triple whose cfg values the analysis uses.
+    #[arg(long, value_name = "TRIPLE", default_value = engine::DEFAULT_TARGET)]
+    target: String,
+    /// Use only cargo's and velaris' caches; never touch the network.
+    #[arg(long)]
+    offline: bool,
+    /// Velaris' cache of verified .crate files and analysis results.
+    #[arg(long, value_name = "DIR", env = "VELARIS_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Downloads in flight at once.
+    #[arg(long, default_value_t = 8, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
+}
+
+impl WorkspaceArgs {
+    fn analyze(&self) -> anyhow::Result<Analysis> {
+        use std::io::IsTerminal;
+        let root = std::fs::canonicalize(&self.workspace)
+            .with_context(|| format!("failed to find the workspace {}", self.workspace.display()))?;
+        let config = engine::Config {
+            root,
+            target: self.target.clone(),
+            fetch: FetchOptions {
+                cache_dir: self.cache_dir.clone(),
+                offline: self.offline,
+                jobs: self.jobs as usize,
+                progress: std::io::stderr().is_terminal(),
+                ..FetchOptions::default()
+            },
+        };
+        Ok(engine::run(&config)?)
+    }
+
+    fn baseline_path(&self) -> PathBuf {
+        self.workspace.join(baseline::FILE_NAME)
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SurfaceArgs {
+    #[command(flatten)]
+    ws: WorkspaceArgs,
+    /// Output format (human or json).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Human format: every finding, not only the first per crate and capability.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+pub fn surface(args: SurfaceArgs) -> anyhow::Result<i32> {
+    let analysis = args.ws.analyze()?;
+    let text = match args.format {
+        Format::Json => render::json(&analysis.surface),
+        Format::Human => render::human(&analysis.surface, args.verbose),
+        Format::Markdown => bail!("`velaris surface` has no markdown format; use human or json"),
+    };
+    super::emit(&text)?;
+    Ok(exit_codes::OK)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ExplainArgs {
+    /// The program (binary target name).
+    program: String,
+    /// The capability, e.g. net.connect.
+    capability: String,
+    #[command(flatten)]
+    ws: WorkspaceArgs,
+}
+
+pub fn explain(args: ExplainArgs) -> anyhow::Result<i32> {
+    let cap: Capability = args.capability.parse().map_err(|e| {
+        let names: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
+        anyhow::anyhow!("{e}; capabilities are: {}", names.join(", "))
+    })?;
+    let analysis = args.ws.analyze()?;
+    let Some(p) = analysis.surface.programs.iter().find(|p| p.name == args.program) else {
+        let names: Vec<&str> = analysis.surface.programs.iter().map(|p| p.name.as_str()).collect();
+        bail!("no program {:?} in the workspace; programs are: {}", args.program, names.join(", "));
+    };
+    let excerpt = |name: &str, version: &str, file: &str, line: u32| analysis.source_line(name, version, file, line);
+    super::emit(&render::explain(p, cap, &excerpt))?;
+    Ok(exit_codes::OK)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    ws: WorkspaceArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// A stale baseline (grants no longer used) fails too.
+    #[arg(long)]
+    strict: bool,
+}
+
+fn read_baseline(path: &Path) -> anyhow::Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "no baseline at {}: run `velaris bless` to write one from the current surface, review it, and commit it",
+            path.display()
+        ),
+        Err(e) => Err(e).with_context(|| format!("failed to read {}", path.display())),
+    }
+}
+
+pub fn check(args: CheckArgs) -> anyhow::Result<i32> {
+    let path = args.ws.baseline_path();
+    let text = read_baseline(&path)?;
+    let base = baseline::parse(&text, baseline::FILE_NAME)?;
+    let analysis = args.ws.analyze()?;
+    let outcome = baseline::check(&base, &analysis.surface);
+    let out = match args.format {
+        Format::Json => baseline::render::json(&outcome),
+        Format::Markdown => baseline::render::markdown(&outcome),
+        Format::Human => baseline::render::human(&outcome, true),
+    };
+    super::emit(&out)?;
+    Ok(if !outcome.holds || (args.strict && outcome.stale()) { exit_codes::WIDENED } else { exit_codes::OK })
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BlessArgs {
+    #[command(flatten)]
+    ws: WorkspaceArgs,
+}
+
+pub fn bless(args: BlessArgs) -> anyhow::Result<i32> {
+    let path = args.ws.baseline_path();
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("failed to read {}", path.display())),
+    };
+    if let Some(t) = &existing {
+        // A broken baseline is reported, not silently replaced.
+        baseline::parse(t, baseline::FILE_NAME)?;
+    }
+    let analysis = args.ws.analyze()?;
+    let new = baseline::bless(existing.as_deref(), &analysis.surface);
+    if existing.as_deref() == Some(new.as_str()) {
+        eprintln!("{} is up to date", path.display());
+        return Ok(exit_codes::OK);
+    }
+    baseline::write_atomic(&path, &new).with_context(|| format!("failed to write {}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(exit_codes::OK)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FmtArgs {
+    /// The workspace root holding velaris.capabilities.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    workspace: PathBuf,
+    /// Do not write; exit 1 if the file is not in canonical form.
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn fmt(args: FmtArgs) -> anyhow::Result<i32> {
+    let path = args.workspace.join(baseline::FILE_NAME);
+    let text = read_baseline(&path)?;
+    let tidy = baseline::fmt(&text, baseline::FILE_NAME)?;
+    if tidy == text {
+        return Ok(exit_codes::OK);
+    }
+    if args.check {
+        eprintln!("{} is not in canonical form: run `velaris fmt`", path.display());
+        return Ok(exit_codes::WIDENED);
+    }
+    baseline::write_atomic(&path, &tidy).with_context(|| format!("failed to write {}", path.display()))?;
+    Ok(exit_codes::OK)
+}

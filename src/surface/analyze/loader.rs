@@ -1,0 +1,616 @@
+//! From the target root to the module tree of what is compiled.
+//!
+//! Every file is parsed once (a file reached twice, e.g. by two `#[path]`s, is parsed again:
+//! it is compiled twice). Module-level items under a false `#[cfg]` (after `#[cfg_attr]`
+//! expansion, which is done in place on them) are dropped here, as are modules whose file
+//! starts with a false `#![cfg]`; module-level `cfg_if!` invocations are replaced by the
+//! items of their compiled branch, and `include!("literal.rs")` in item position by the
+//! included file's items. Nested positions (impl items, statements, expressions, arms, ..)
+//! are checked by the visitor as it walks them.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
+use syn::Item;
+
+use super::attrs::{self, active};
+use super::oracle::CfgEval;
+use super::paths;
+use crate::package::FileTree;
+use crate::surface::model::{Capability, Finding, Scope};
+
+pub(crate) type FileId = usize;
+pub(crate) type ModId = usize;
+pub(crate) const ROOT: ModId = 0;
+
+/// Findings are collected here, already placed in a file.
+pub(crate) struct Sink {
+    pub scope: Scope,
+    pub findings: Vec<Finding>,
+}
+
+impl Sink {
+    pub fn add(&mut self, capability: Capability, file: &str, span: Span, path: impl Into<String>) {
+        let lc = span.start();
+        self.findings.push(Finding {
+            capability,
+            scope: self.scope,
+            file: file.to_string(),
+            line: (lc.line as u32).max(1),
+            column: lc.column as u32 + 1,
+            path: path.into(),
+        });
+    }
+    pub fn add_at(&mut self, capability: Capability, file: &str, line: u32, column: u32, path: impl Into<String>) {
+        self.findings.push(Finding {
+            capability,
+            scope: self.scope,
+            file: file.to_string(),
+            line: line.max(1),
+            column: column.max(1),
+            path: path.into(),
+        });
+    }
+}
+
+/// An item of a module and the file it was written in.
+pub(crate) struct Entry {
+    pub file: FileId,
+    pub item: Item,
+}
+
+pub(crate) struct Module {
+    pub parent: Option<ModId>,
+    /// Names from the crate root, e.g. `["net", "tcp"]`.
+    pub path: Vec<String>,
+    /// Items, configured-out ones removed; `mod` items are not here (see `children`).
+    pub entries: Vec<Entry>,
+    /// Child modules by name, with whether they are `pub`.
+    pub children: Vec<(String, ModId, bool)>,
+    /// Where `mod x;` looks for `x.rs` / `x/mod.rs`.
+    child_dir: String,
+    /// What `#[path]` on a `mod` of this module is relative to.
+    path_dir: String,
+}
+
+pub(crate) struct Loaded {
+    /// Package-relative path of each file.
+    pub files: Vec<String>,
+    pub modules: Vec<Module>,
+}
+
+/// Whether a macro path names `cfg_if` (`cfg_if!`, `cfg_if::cfg_if!`).
+pub(crate) fn is_cfg_if(path: &syn::Path) -> bool {
+    path.segments.last().is_some_and(|s| s.ident == "cfg_if")
+}
+
+/// Whether a macro path names the std `include!`.
+pub(crate) fn is_include(path: &syn::Path) -> bool {
+    is_std_macro(path, "include")
+}
+
+/// `name!`, `std::name!`, `core::name!`, `::std::name!`.
+pub(crate) fn is_std_macro(path: &syn::Path, name: &str) -> bool {
+    let segs: Vec<_> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segs.as_slice() {
+        [n] => n == name,
+        [k, n] => (k == "std" || k == "core") && n == name,
+        _ => false,
+    }
+}
+
+/// The argument of `include!`: a literal path, or something computed (OUT_DIR).
+pub(crate) fn include_literal(tokens: &TokenStream) -> Option<String> {
+    syn::parse2::<syn::LitStr>(tokens.clone()).ok().map(|l| l.value())
+}
+
+/// Parse a file's text; failures become `unanalyzed` findings at the error.
+pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink) -> Option<syn::File> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        sink.add_at(Capability::Unanalyzed, file, 1, 1, "source file is not UTF-8");
+        return None;
+    };
+    match syn::parse_file(text) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            sink.add(Capability::Unanalyzed, file, e.span(), format!("parse error: {e}"));
+            None
+        }
+    }
+}
+
+/// The bodies of the branches of a `cfg_if!` that are compiled: the first branch whose
+/// predicate holds, or the `else`; a branch whose predicate cannot be parsed is taken AND
+/// the search goes on (fail closed). `Err` when the invocation does not have the shape.
+pub(crate) fn cfg_if_branches(ts: TokenStream, cfg: &dyn CfgEval) -> Result<Vec<TokenStream>, ()> {
+    let toks: Vec<TokenTree> = ts.into_iter().collect();
+    let mut i = 0;
+    let mut chosen = Vec::new();
+    let mut decided = false;
+    let ident_at = |i: usize, s: &str| matches!(toks.get(i), Some(TokenTree::Ident(id)) if id == s);
+    let group_at = |i: usize, d: Delimiter| match toks.get(i) {
+        Some(TokenTree::Group(g)) if g.delimiter() == d => Some(g.stream()),
+        _ => None,
+    };
+    loop {
+        if !ident_at(i, "if") {
+            return Err(());
+        }
+        if !matches!(toks.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '#') {
+            return Err(());
+        }
+        let attr = group_at(i + 2, Delimiter::Bracket).ok_or(())?;
+        let body = group_at(i + 3, Delimiter::Brace).ok_or(())?;
+        let mut at: Vec<TokenTree> = attr.into_iter().collect();
+        let pred = match at.as_mut_slice() {
+            [TokenTree::Ident(c), TokenTree::Group(g)] if c == "cfg" => g.stream(),
+            _ => return Err(()),
+        };
+        if !decided {
+            match cfg.eval(&pred) {
+                Some(true) => {
+                    chosen.push(body);
+                    decided = true;
+                }
+                None => chosen.push(body),
+                Some(false) => {}
+            }
+        }
+        i += 4;
+        if i == toks.len() {
+            return Ok(chosen);
+        }
+        if !ident_at(i, "else") {
+            return Err(());
+        }
+        i += 1;
+        if ident_at(i, "if") {
+            continue;
+        }
+        let body = group_at(i, Delimiter::Brace).ok_or(())?;
+        if i + 1 != toks.len() {
+            return Err(());
+        }
+        if !decided {
+            chosen.push(body);
+        }
+        return Ok(chosen);
+    }
+}
+
+fn parse_items(ts: TokenStream) -> syn::Result<Vec<Item>> {
+    syn::parse::Parser::parse2(
+        |input: syn::parse::ParseStream| {
+            let mut items = Vec::new();
+            // Inner attributes are allowed at the top of a branch.
+            input.call(syn::Attribute::parse_inner)?;
+            while !input.is_empty() {
+                items.push(input.parse()?);
+            }
+            Ok(items)
+        },
+        ts,
+    )
+}
+
+/// The compiled branch bodies of a `cfg_if!`; a shape problem is a finding (the invocation
+/// is then left for token scanning).
+pub(crate) fn cfg_if_bodies(mac: &syn::Macro, cfg: &dyn CfgEval, file: &str, sink: &mut Sink) -> Option<Vec<TokenStream>> {
+    match cfg_if_branches(mac.tokens.clone(), cfg) {
+        Ok(b) => Some(b),
+        Err(()) => {
+            sink.add(
+                Capability::Unanalyzed,
+                file,
+                mac.bang_token.span,
+                "cfg_if! of an unknown shape (scanned as tokens)",
+            );
+            None
+        }
+    }
+}
+
+/// Expand a module-level `cfg_if!` into its compiled items.
+pub(crate) fn expand_cfg_if(mac: &syn::Macro, cfg: &dyn CfgEval, file: &str, sink: &mut Sink) -> Option<Vec<Item>> {
+    let mut items = Vec::new();
+    for b in cfg_if_bodies(mac, cfg, file, sink)? {
+        match parse_items(b) {
+            Ok(mut v) => items.append(&mut v),
+            Err(e) => sink.add(Capability::Unanalyzed, file, e.span(), format!("parse error in cfg_if! branch: {e}")),
+        }
+    }
+    Some(items)
+}
+
+/// Expand a `cfg_if!` in statement position (cfg-if's branches are token trees, so they may
+/// hold statements there) into its compiled statements.
+pub(crate) fn expand_cfg_if_stmts(mac: &syn::Macro, cfg: &dyn CfgEval, file: &str, sink: &mut Sink) -> Option<Vec<syn::Stmt>> {
+    let mut stmts = Vec::new();
+    for b in cfg_if_bodies(mac, cfg, file, sink)? {
+        match syn::parse::Parser::parse2(syn::Block::parse_within, b) {
+            Ok(mut v) => stmts.append(&mut v),
+            Err(e) => sink.add(Capability::Unanalyzed, file, e.span(), format!("parse error in cfg_if! branch: {e}")),
+        }
+    }
+    Some(stmts)
+}
+
+/// The `path`s of `#[cfg_attr(pred, path = "..")]` attributes, whatever `pred` says.
+fn path_alternatives(attrs: &[syn::Attribute]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in attrs {
+        let syn::Meta::List(list) = &a.meta else { continue };
+        if !list.path.is_ident("cfg_attr") {
+            continue;
+        }
+        for part in attrs::split_commas(list.tokens.clone()).into_iter().skip(1) {
+            if let Ok(syn::Meta::NameValue(nv)) = syn::parse2::<syn::Meta>(part)
+                && nv.path.is_ident("path")
+                && let syn::Expr::Lit(l) = &nv.value
+                && let syn::Lit::Str(s) = &l.lit
+            {
+                out.push(s.value());
+            }
+        }
+    }
+    out
+}
+
+/// Builds the module tree.
+pub(crate) struct Loader<'a> {
+    tree: &'a FileTree,
+    cfg: &'a dyn CfgEval,
+    pub sink: Sink,
+    files: Vec<String>,
+    file_ids: HashMap<String, FileId>,
+    modules: Vec<Module>,
+    /// Files of the modules being loaded, innermost last (circular `#[path]`s).
+    stack: Vec<String>,
+}
+
+const MAX_MODULE_DEPTH: usize = 64;
+
+impl<'a> Loader<'a> {
+    pub fn new(tree: &'a FileTree, cfg: &'a dyn CfgEval, scope: Scope) -> Self {
+        Loader {
+            tree,
+            cfg,
+            sink: Sink { scope, findings: Vec::new() },
+            files: Vec::new(),
+            file_ids: HashMap::new(),
+            modules: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    pub fn file_id(&mut self, path: &str) -> FileId {
+        if let Some(id) = self.file_ids.get(path) {
+            return *id;
+        }
+        self.files.push(path.to_string());
+        self.file_ids.insert(path.to_string(), self.files.len() - 1);
+        self.files.len() - 1
+    }
+
+    /// Load the crate whose root file is `root`.
+    pub fn load(mut self, root: &str) -> (Loaded, Sink) {
+        let dir = paths::dir_of(root).to_string();
+        self.modules.push(Module {
+            parent: None,
+            path: Vec::new(),
+            entries: Vec::new(),
+            children: Vec::new(),
+            child_dir: dir.clone(),
+            path_dir: dir,
+        });
+        let fid = self.file_id(root);
+        match self.tree.get(root) {
+            None => self.sink.add_at(Capability::Unanalyzed, root, 1, 1, "target root file not found"),
+            Some(bytes) => {
+                if let Some(mut file) = parse_source(bytes, root, &mut self.sink)
+                    && active(&mut file.attrs, self.cfg)
+                {
+                    self.stack.push(root.to_string());
+                    self.load_items(ROOT, fid, file.items);
+                    self.stack.pop();
+                }
+            }
+        }
+        (Loaded { files: self.files, modules: self.modules }, self.sink)
+    }
+
+    fn load_items(&mut self, m: ModId, fid: FileId, items: Vec<Item>) {
+        let file = self.files[fid].clone();
+        for mut item in items {
+            let alternatives = match &item {
+                Item::Mod(m) if m.content.is_none() => path_alternatives(&m.attrs),
+                _ => Vec::new(),
+            };
+            if let Some(a) = attrs::item_attrs_mut(&mut item)
+                && !active(a, self.cfg)
+            {
+                continue;
+            }
+            match item {
+                Item::Macro(mac) if mac.ident.is_none() && is_cfg_if(&mac.mac.path) => {
+                    match expand_cfg_if(&mac.mac, self.cfg, &file, &mut self.sink) {
+                        Some(items) => self.load_items(m, fid, items),
+                        None => self.modules[m].entries.push(Entry { file: fid, item: Item::Macro(mac) }),
+                    }
+                }
+                Item::Macro(mac) if mac.ident.is_none() && is_include(&mac.mac.path) => {
+                    self.include_items(m, &file, &mac.mac);
+                }
+                Item::Mod(im) => self.load_mod(m, fid, im, alternatives),
+                other => self.modules[m].entries.push(Entry { file: fid, item: other }),
+            }
+        }
+    }
+
+    fn include_items(&mut self, m: ModId, file: &str, mac: &syn::Macro) {
+        let span = mac.path.segments.first().map_or_else(Span::call_site, |s| s.ident.span());
+        let Some(rel) = include_literal(&mac.tokens) else {
+            self.sink.add(Capability::Unanalyzed, file, span, "include! of a generated file");
+            return;
+        };
+        let target = paths::join(paths::dir_of(file), &rel);
+        let Some((target, bytes)) = target.and_then(|t| self.tree.get(&t).map(|b| (t, b))) else {
+            self.sink.add(Capability::Unanalyzed, file, span, format!("include! of a missing file: {rel}"));
+            return;
+        };
+        if self.stack.len() > MAX_MODULE_DEPTH || self.stack.contains(&target) {
+            self.sink.add(Capability::Unanalyzed, file, span, format!("include! cycle: {rel}"));
+            return;
+        }
+        let fid = self.file_id(&target);
+        if let Some(f) = parse_source(bytes, &target, &mut self.sink) {
+            self.stack.push(target);
+            self.load_items(m, fid, f.items);
+            self.stack.pop();
+        }
+    }
+
+    /// Load `target` into the existing module `id` (for path alternatives). The module's
+    /// directories become those of the first file.
+    fn load_module_file(&mut self, id: ModId, target: &str, path_attr: bool) {
+        if self.stack.len() > MAX_MODULE_DEPTH || self.stack.iter().any(|s| s == target) {
+            return;
+        }
+        let Some(mut parsed) = parse_source(&self.tree[target], target, &mut self.sink) else { return };
+        if !active(&mut parsed.attrs, self.cfg) {
+            return;
+        }
+        let mod_rs = paths::is_mod_rs(target, path_attr);
+        self.modules[id].child_dir = paths::child_dir(target, mod_rs);
+        self.modules[id].path_dir = paths::dir_of(target).to_string();
+        let tfid = self.file_id(target);
+        self.stack.push(target.to_string());
+        self.load_items(id, tfid, parsed.items);
+        self.stack.pop();
+    }
+
+    fn new_module(&mut self, parent: ModId, name: String, child_dir: String, path_dir: String, public: bool) -> ModId {
+        let mut path = self.modules[parent].path.clone();
+        path.push(name.clone());
+        self.modules.push(Module {
+            parent: Some(parent),
+            path,
+            entries: Vec::new(),
+            children: Vec::new(),
+            child_dir,
+            path_dir,
+        });
+        let id = self.modules.len() - 1;
+        self.modules[parent].children.push((name, id, public));
+        id
+    }
+
+    fn load_mod(&mut self, parent: ModId, fid: FileId, im: syn::ItemMod, alternatives: Vec<String>) {
+        let name = im.ident.to_string();
+        let public = matches!(im.vis, syn::Visibility::Public(_));
+        let path_attr = attrs::str_value(&im.attrs, "path").map(|(p, _)| p);
+        let file = self.files[fid].clone();
+        if let Some((_, items)) = im.content {
+            let base = &self.modules[parent];
+            let dir = match &path_attr {
+                Some(p) => paths::join(&base.path_dir, p).unwrap_or_default(),
+                None => paths::join(&base.child_dir, &name).unwrap_or_default(),
+            };
+            let id = self.new_module(parent, name, dir.clone(), dir, public);
+            self.load_items(id, fid, items);
+            return;
+        }
+        let base = &self.modules[parent];
+        let candidates: Vec<String> = match &path_attr {
+            Some(p) => paths::join(&base.path_dir, p).into_iter().collect(),
+            None => paths::module_candidates(&base.child_dir, &name).to_vec(),
+        };
+        let found = candidates.iter().find(|c| self.tree.contains_key(c.as_str())).cloned();
+        if found.is_none() && path_attr.is_none() {
+            // `#[cfg_attr(some_build_script_cfg, path = "..")]` only (rustix): the cfgs are
+            // set by a build script we do not run. Analyze every alternative that exists, as
+            // one module (a superset: fail closed).
+            let existing: Vec<String> = alternatives
+                .iter()
+                .filter_map(|p| paths::join(&base.path_dir, p))
+                .filter(|p| self.tree.contains_key(p.as_str()))
+                .collect();
+            if !existing.is_empty() {
+                let dir = paths::join(&base.child_dir, &name).unwrap_or_default();
+                let id = self.new_module(parent, name, dir.clone(), dir, public);
+                for target in existing {
+                    self.load_module_file(id, &target, true);
+                }
+                return;
+            }
+        }
+        let Some(target) = found else {
+            let tried = if candidates.is_empty() {
+                path_attr.clone().unwrap_or_default()
+            } else {
+                candidates.join(", ")
+            };
+            self.sink.add(
+                Capability::Unanalyzed,
+                &file,
+                im.mod_token.span,
+                format!("module file of `mod {name}` not found (tried {tried})"),
+            );
+            let dir = paths::join(&base.child_dir, &name).unwrap_or_default();
+            self.new_module(parent, name, dir.clone(), dir, public);
+            return;
+        };
+        if self.stack.len() > MAX_MODULE_DEPTH || self.stack.contains(&target) {
+            self.sink.add(
+                Capability::Unanalyzed,
+                &file,
+                im.mod_token.span,
+                format!("circular module `mod {name}` ({target})"),
+            );
+            return;
+        }
+        let bytes = &self.tree[&target];
+        let Some(mut parsed) = parse_source(bytes, &target, &mut self.sink) else {
+            // Keep the module, empty, so its name still shadows extern crates.
+            let dir = paths::child_dir(&target, paths::is_mod_rs(&target, path_attr.is_some()));
+            self.new_module(parent, name, dir.clone(), dir, public);
+            return;
+        };
+        if !active(&mut parsed.attrs, self.cfg) {
+            return;
+        }
+        let mod_rs = paths::is_mod_rs(&target, path_attr.is_some());
+        let child_dir = paths::child_dir(&target, mod_rs);
+        let path_dir = paths::dir_of(&target).to_string();
+        let id = self.new_module(parent, name, child_dir, path_dir, public);
+        let tfid = self.file_id(&target);
+        self.stack.push(target);
+        self.load_items(id, tfid, parsed.items);
+        self.stack.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::oracle::doubles::TestCfg;
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> FileTree {
+        files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect()
+    }
+
+    fn load(files: &[(&str, &str)], root: &str) -> (Vec<String>, Vec<Finding>, Loaded) {
+        let t = tree(files);
+        let cfg = TestCfg::linux(&[]);
+        let (loaded, sink) = Loader::new(&t, &cfg, Scope::Runtime).load(root);
+        let mods = loaded
+            .modules
+            .iter()
+            .map(|m| {
+                let files: Vec<&str> = m.entries.iter().map(|e| loaded.files[e.file].as_str()).collect();
+                format!("crate::{} {:?}", m.path.join("::"), files)
+            })
+            .collect();
+        (mods, sink.findings, loaded)
+    }
+
+    #[test]
+    fn module_files_follow_rustc() {
+        let (mods, findings, _) = load(
+            &[
+                ("src/lib.rs", "mod a; mod b; #[path = \"elsewhere/c.rs\"] mod c; mod inl { mod d; } mod gone;"),
+                ("src/a.rs", "mod x; fn a() {}"),
+                ("src/a/x.rs", "fn x() {}"),
+                ("src/b/mod.rs", "mod y; fn b() {}"),
+                ("src/b/y.rs", "fn y() {}"),
+                ("src/elsewhere/c.rs", "mod z; fn c() {}"),
+                ("src/elsewhere/z.rs", "fn z() {}"),
+                ("src/inl/d.rs", "fn d() {}"),
+                ("src/x.rs", "fn not_reached() {}"),
+            ],
+            "src/lib.rs",
+        );
+        assert_eq!(
+            mods,
+            [
+                "crate:: []",
+                "crate::a [\"src/a.rs\"]",
+                "crate::a::x [\"src/a/x.rs\"]",
+                "crate::b [\"src/b/mod.rs\"]",
+                "crate::b::y [\"src/b/y.rs\"]",
+                "crate::c [\"src/elsewhere/c.rs\"]",
+                "crate::c::z [\"src/elsewhere/z.rs\"]",
+                "crate::inl []",
+                "crate::inl::d [\"src/inl/d.rs\"]",
+                "crate::gone []",
+            ]
+        );
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].capability, Capability::Unanalyzed);
+        assert!(findings[0].path.contains("src/gone.rs, src/gone/mod.rs"), "{}", findings[0].path);
+        assert_eq!((findings[0].line, findings[0].column), (1, 68));
+    }
+
+    #[test]
+    fn path_inside_inline_module_of_non_mod_rs_file() {
+        let (mods, findings, _) = load(
+            &[
+                ("src/lib.rs", "mod a;"),
+                ("src/a.rs", "mod inline { #[path = \"other.rs\"] mod inner; }"),
+                ("src/a/inline/other.rs", "fn o() {}"),
+            ],
+            "src/lib.rs",
+        );
+        assert!(findings.is_empty(), "{findings:?}");
+        assert_eq!(mods.last().unwrap(), "crate::a::inline::inner [\"src/a/inline/other.rs\"]");
+    }
+
+    #[test]
+    fn cfg_on_mod_and_cfg_attr_path() {
+        let (mods, findings, _) = load(
+            &[
+                (
+                    "src/lib.rs",
+                    "#[cfg(windows)] mod w; #[cfg_attr(unix, path = \"u.rs\")] #[cfg_attr(windows, path = \"w.rs\")] mod sys; mod off;",
+                ),
+                ("src/u.rs", "fn u() {}"),
+                ("src/off.rs", "#![cfg(windows)] fn off() {}"),
+            ],
+            "src/lib.rs",
+        );
+        assert!(findings.is_empty(), "{findings:?}");
+        assert_eq!(mods, ["crate:: []", "crate::sys [\"src/u.rs\"]"]);
+    }
+
+    #[test]
+    fn cfg_if_picks_the_first_true_branch() {
+        let cfg = TestCfg::linux(&[]);
+        let src: TokenStream =
+            "if #[cfg(windows)] { fn a() {} } else if #[cfg(unix)] { fn b() {} } else { fn c() {} }"
+                .parse()
+                .unwrap();
+        let picked = cfg_if_branches(src, &cfg).unwrap();
+        assert_eq!(picked.len(), 1);
+        assert_eq!(picked[0].to_string(), "fn b () { }");
+        let src: TokenStream = "if #[cfg(?)] { fn a() {} } else { fn c() {} }".parse().unwrap();
+        assert_eq!(cfg_if_branches(src, &cfg).unwrap().len(), 2, "unparseable: both");
+        assert!(cfg_if_branches("fn x() {}".parse().unwrap(), &cfg).is_err());
+    }
+
+    #[test]
+    fn parse_errors_and_include() {
+        let (_, findings, loaded) = load(
+            &[
+                ("src/lib.rs", "include!(\"gen/items.rs\"); include!(concat!(env!(\"OUT_DIR\"), \"/x.rs\")); mod bad;"),
+                ("src/gen/items.rs", "fn included() {}"),
+                ("src/bad.rs", "fn (\n"),
+            ],
+            "src/lib.rs",
+        );
+        let paths: Vec<_> = findings.iter().map(|f| format!("{}:{} {}", f.file, f.line, f.path)).collect();
+        assert_eq!(paths.len(), 2, "{paths:?}");
+        assert!(paths[0].starts_with("src/lib.rs:1 include! of a generated file"));
+        assert!(paths[1].starts_with("src/bad.rs:1 parse error"), "{paths:?}");
+        assert_eq!(loaded.files[loaded.modules[0].entries[0].file], "src/gen/items.rs");
+    }
+}

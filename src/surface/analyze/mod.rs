@@ -1,0 +1,195 @@
+//! The per-crate capability analyzer: from a crate's source alone (nothing is built or run),
+//! every place where its compiled code uses a capability.
+//!
+//! # What is looked at
+//!
+//! Only what is compiled for the given target and features: the module tree is walked from
+//! the target root (`mod x;` → `x.rs` / `x/mod.rs`, the non-mod-rs rule, `#[path]`, inline
+//! module directories); files that are not reached (tests/, benches/, examples/, stray files)
+//! are not analyzed. Everything under a false `#[cfg]` is skipped (items, impl and trait
+//! items, foreign items, statements, expressions, struct-literal fields, variants, match arms,
+//! `mod` declarations, `#![cfg]` at the top of a module file), after `#[cfg_attr]` expansion;
+//! `cfg_if!` is replaced by its compiled branch (items at module level, statements in
+//! bodies). A `mod` whose only `path`s are under `cfg_attr`s that are false because their cfg
+//! is set by a build script (rustix's `cfg(linux_raw)`) has every existing alternative
+//! analyzed, as one module (a superset). See `loader.rs`.
+//!
+//! # What counts as a use
+//!
+//! Paths are resolved like rustc does (`scope.rs`): `use` trees with renames, groups and
+//! globs, `self`/`super`/`crate`, `extern crate x as y`, re-exports inside the crate, type
+//! aliases, block-level items and imports, local variables shadowing imports. A path that
+//! resolves into a dependency goes through that dependency's [`Exports`]. The resolved path
+//! is then looked up in the rules (longest prefix).
+//!
+//! - A path in an expression is a use: calls, function pointers (`let f = std::fs::write;`),
+//!   associated functions (`Command::new`), struct literals, `<T>::f`. A `use` item itself is
+//!   not (an unused import does nothing).
+//! - Types are not uses: a type in a signature, a field, a `let` annotation, a cast, a
+//!   generic argument, an `impl` header or a trait bound is not a finding (the value of that
+//!   type was obtained somewhere, and that place is). Expressions inside types (array
+//!   lengths) are visited. Types *are* used to know the receiver of a method.
+//! - Methods: the rules are asked about `type::method` for each method call whose receiver
+//!   type is known, and only a rule for exactly that method counts (a type's floor rule, such
+//!   as any use of `std::process::Command`, is shown where the value was made). Known: a call of an associated function (`OpenOptions::new()`), a builder chain on it
+//!   (each method assumed to return the same type), `?`, a local bound by `let` (from its
+//!   initializer or annotation), a parameter with a type, a closure parameter with a type, a
+//!   struct field whose name has a single known type crate-wide, a string literal (`str`).
+//!   For a receiver of unknown type, the known traits imported in scope are tried
+//!   (`use std::net::ToSocketAddrs; x.to_socket_addrs()`).
+//! - `extern "ABI" { .. }` (not "Rust"): `ffi` at each foreign fn/static, plus the
+//!   capabilities of its symbol (`#[link_name]` or name) unless the item is `pub`: a `pub`
+//!   foreign item is an export (the `libc` case), recorded in [`Exports`] as
+//!   `path → "extern:SYMBOL"`, and its users get `ffi` plus the symbol's capabilities.
+//!   `#[link(..)]` on the block is an `ffi` finding. `extern "C" fn` definitions and
+//!   `#[no_mangle]` / `#[export_name]` fns and statics are `ffi`.
+//! - `unsafe` blocks, `unsafe fn`, `unsafe impl`, `unsafe trait` are `unsafe`.
+//! - `asm!`, `global_asm!`, `naked_asm!` (bare, or a path resolving to `std::arch` /
+//!   `core::arch`) are `asm`.
+//!
+//! # Macros
+//!
+//! Macro bodies are not a blind spot:
+//! - `println!`, `format!`, `write!`, `assert!`, `vec!`, … (std macros whose arguments are
+//!   expressions) are parsed as comma-separated expressions and visited like code; if that
+//!   fails, their tokens are scanned.
+//! - Any other macro invocation (expression, statement or item position) has its token
+//!   stream scanned (always, fail closed), and is in addition parsed as expressions or
+//!   statements when syn can, for method types and locals.
+//! - `macro_rules!` bodies are scanned (both matchers and transcribers; `$name` and
+//!   `$name:frag` are skipped, `$crate` is the crate root).
+//! - Scanning finds path-shaped token sequences (`a::b::c`, `::a::b`, single identifiers)
+//!   and resolves them in the scope of the invocation like written paths (so a single
+//!   identifier only counts if an import or glob makes it name something); method chains
+//!   after a call of a known type's associated function or on a local of known type;
+//!   `unsafe {`, `unsafe fn`, `unsafe impl`, `unsafe trait`; `asm!`-family invocations;
+//!   `extern "ABI" fn` and foreign blocks. Literals (strings) and attributes (doc comments
+//!   included) are skipped; identifiers right after `.` (methods, fields) and after a
+//!   defining keyword (`fn x`, `let x`, `struct X`, `as T`, `impl T`) are not paths. Type
+//!   positions in macro bodies cannot be told apart, so there a type *is* counted.
+//! - `include!("literal.rs")` is followed (relative to the including file): items in item
+//!   position, an expression or items elsewhere. `include!` of anything else (`OUT_DIR`) is
+//!   `unanalyzed` ("include! of a generated file").
+//! - `env!`, `option_env!`, `include_str!`, `include_bytes!`, `concat!`, `stringify!`, `cfg!`
+//!   are inert: they read the build environment or the crate's own files at compile time,
+//!   which is not what the program does at run time (not `env.read`).
+//! - `cfg_if!` (any path ending in `cfg_if`): branches are parsed here, the first whose
+//!   predicate holds (or the `else`) is analyzed as if written in place.
+//!
+//! # Failing closed
+//!
+//! - An unparseable `#[cfg]` / `cfg_attr` / `cfg_if!` predicate is treated as true: the code
+//!   is analyzed (for `cfg_if!`, that branch is taken and the search for a true branch goes
+//!   on, so both are analyzed). No finding is made for it.
+//! - A file that fails to parse: one `unanalyzed` finding at the error ("parse error: ..").
+//!   A non-UTF-8 file, a missing `mod` file, a missing root, an `include!` that cannot be
+//!   followed, a circular module, a `cfg_if!` of unknown shape: `unanalyzed`.
+//!
+//! # Known gaps
+//!
+//! Procedural macros' output, `macro_rules!` expansions (only their bodies are scanned, at the
+//! definition), trait method calls on values of unknown type beyond `scope::KNOWN_TRAITS`,
+//! types flowing through function returns other than builder chains, and glob imports of
+//! external modules for names the rules do not know.
+
+mod attrs;
+mod loader;
+mod oracle;
+mod paths;
+mod scope;
+mod visit;
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use syn::visit::Visit;
+
+use crate::package::FileTree;
+use crate::surface::cfg::CfgEnv;
+use crate::surface::model::{Finding, Scope};
+use crate::surface::rules::Rules;
+
+/// One compilation target of a crate, to analyze.
+pub struct CrateInput<'a> {
+    /// The name code uses for the crate (`serde_json`): a first path segment with this name
+    /// (not shadowed by a dependency of that name) is the crate root, and local foreign items
+    /// are shown as `NAME::path`.
+    pub crate_name: &'a str,
+    pub files: &'a FileTree,
+    /// The target root: "src/lib.rs", "src/main.rs", "src/bin/x.rs", "build.rs".
+    pub root: &'a str,
+    /// Target cfgs plus this crate's enabled features.
+    pub cfg: &'a CfgEnv,
+    /// Runtime, or Build for build scripts and proc-macro crates.
+    pub scope: Scope,
+    /// Extern crate names visible to this crate (renames applied) → what they export.
+    pub deps: &'a BTreeMap<String, Exports>,
+    pub rules: &'a Rules,
+}
+
+/// What a crate exports that leads outside of it: public path inside the crate (`write`,
+/// `fs::write`, `sys::system`; a glob re-export of an external module as `prefix::*` or `*`)
+/// → resolved target (`std::fs::write`, `extern:system`, `std::fs` for a glob, or a path into
+/// another crate such as `libloading::Library`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Exports {
+    pub aliases: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CrateAnalysis {
+    /// Sorted (by the derived order of [`Finding`]) and deduplicated.
+    pub findings: Vec<Finding>,
+    pub exports: Exports,
+}
+
+/// Analyze one crate target.
+///
+/// Spans are tracked by proc-macro2 in a per-thread source map that only grows; this
+/// function releases it when it is done (`proc_macro2::extra::invalidate_current_thread_spans`),
+/// so no proc-macro2 span created on this thread before the call may be used after it.
+pub fn analyze(input: &CrateInput) -> CrateAnalysis {
+    let out = analyze_with(
+        input.crate_name,
+        input.files,
+        input.root,
+        input.cfg,
+        input.scope,
+        input.deps,
+        input.rules,
+    );
+    proc_macro2::extra::invalidate_current_thread_spans();
+    out
+}
+
+fn analyze_with(
+    crate_name: &str,
+    files: &FileTree,
+    root: &str,
+    cfg: &dyn oracle::CfgEval,
+    scope: Scope,
+    deps: &BTreeMap<String, Exports>,
+    rules: &dyn oracle::RuleSource,
+) -> CrateAnalysis {
+    let (loaded, mut sink) = loader::Loader::new(files, cfg, scope).load(root);
+    let resolver = scope::Resolver::new(&loaded.modules, crate_name, deps, rules, cfg);
+    let file_names: Vec<Rc<str>> = loaded.files.iter().map(|f| Rc::from(f.as_str())).collect();
+    {
+        let mut a = visit::Analyzer::new(&resolver, files, cfg, rules, &mut sink);
+        for (m, module) in loaded.modules.iter().enumerate() {
+            a.module = m;
+            for entry in &module.entries {
+                a.file = file_names[entry.file].clone();
+                a.visit_item(&entry.item);
+            }
+        }
+    }
+    let exports = resolver.exports();
+    let mut findings = sink.findings;
+    findings.sort();
+    findings.dedup();
+    CrateAnalysis { findings, exports }
+}
+
+#[cfg(test)]
+mod tests;

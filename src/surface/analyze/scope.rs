@@ -1,0 +1,1035 @@
+//! Name resolution: per-module scopes built from items and `use` trees, and the resolution
+//! of a path (as written in some module, under some block scopes) to what it names.
+//!
+//! Order for the first segment of a path, as rustc does it: block-level items and imports
+//! (innermost block first), then the module's own items and imports, then its glob imports,
+//! then the extern prelude (`deps`, `std`, `core`, `alloc`, root `extern crate`s, the crate's
+//! own name), then a few std prelude names (only `String`/`str` matter, for method types). So
+//! a local `mod fs` or `fn write` shadows anything imported by glob and any extern crate.
+//!
+//! A glob import of an external module (`use std::fs::*`) cannot be enumerated: a name that
+//! is not found otherwise is tried under the glob's prefix, and accepted only if the rules
+//! know the resulting path *because of that name* (the path's verdict differs from the one
+//! of an unknown name under the same prefix). So `write` becomes `std::fs::write` while
+//! `String` stays unresolved.
+//!
+//! 2015-edition paths: a `use` path (or `::x` path) that fails to resolve from its module
+//! is retried from the crate root, which is what it meant in 2015.
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
+
+use syn::{Item, UseTree};
+
+use super::Exports;
+use super::loader::{Entry, ModId, Module, ROOT};
+use super::oracle::{CfgEval, RuleSource};
+
+/// A path as written: `::a::b` has `leading`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UsePath {
+    pub leading: bool,
+    pub segs: Vec<String>,
+}
+
+impl UsePath {
+    pub fn from_path(p: &syn::Path) -> UsePath {
+        UsePath {
+            leading: p.leading_colon.is_some(),
+            segs: p.segments.iter().map(|s| s.ident.to_string()).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum BindKind {
+    /// A child module.
+    Mod(ModId),
+    /// A foreign item; the symbol is its `#[link_name]` or name.
+    Foreign(String),
+    /// `type X = path;`
+    Alias(UsePath),
+    /// Any other item defined here.
+    Item,
+    Import(UsePath),
+    /// `extern crate x as name;`: x.
+    ExternCrate(String),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Binding {
+    pub kind: BindKind,
+    pub public: bool,
+}
+
+/// The names a module or a block defines or imports.
+#[derive(Debug, Default)]
+pub(crate) struct NameScope {
+    pub names: HashMap<String, Binding>,
+    /// `use path::*`, with whether it is `pub`.
+    pub globs: Vec<(UsePath, bool)>,
+    /// `use path as _` (traits brought into scope).
+    pub anon: Vec<UsePath>,
+}
+
+impl NameScope {
+    fn insert(&mut self, name: String, b: Binding) {
+        use std::collections::hash_map::Entry as E;
+        match self.names.entry(name) {
+            E::Vacant(v) => {
+                v.insert(b);
+            }
+            // Items defined here win over imports of the same name (rustc would need them in
+            // different namespaces; for paths the item is what matters).
+            E::Occupied(mut o) => {
+                let old_import = matches!(o.get().kind, BindKind::Import(_) | BindKind::ExternCrate(_));
+                let new_def = !matches!(b.kind, BindKind::Import(_) | BindKind::ExternCrate(_));
+                if old_import && new_def {
+                    o.insert(b);
+                }
+            }
+        }
+    }
+
+    /// Add what `item` brings into scope. Module items (`mod x`) are added by the caller,
+    /// which knows their ids; a `mod` inside a block is a plain item.
+    pub fn add_item(&mut self, item: &Item, cfg: &dyn CfgEval) {
+        let public = |v: &syn::Visibility| matches!(v, syn::Visibility::Public(_));
+        let def = |s: &mut NameScope, ident: &syn::Ident, vis: &syn::Visibility| {
+            s.insert(ident.to_string(), Binding { kind: BindKind::Item, public: public(vis) });
+        };
+        match item {
+            Item::Use(u) => {
+                let mut leaves = Vec::new();
+                flatten_use(&u.tree, &mut Vec::new(), &mut leaves);
+                let leading = u.leading_colon.is_some();
+                for leaf in leaves {
+                    match leaf {
+                        UseLeaf::Name(name, segs) => self.insert(
+                            name,
+                            Binding {
+                                kind: BindKind::Import(UsePath { leading, segs }),
+                                public: public(&u.vis),
+                            },
+                        ),
+                        UseLeaf::Glob(segs) => self.globs.push((UsePath { leading, segs }, public(&u.vis))),
+                        UseLeaf::Anon(segs) => self.anon.push(UsePath { leading, segs }),
+                    }
+                }
+            }
+            Item::ExternCrate(e) => {
+                let name = e.rename.as_ref().map_or(&e.ident, |(_, r)| r).to_string();
+                if name != "_" {
+                    self.insert(
+                        name,
+                        Binding { kind: BindKind::ExternCrate(e.ident.to_string()), public: public(&e.vis) },
+                    );
+                }
+            }
+            Item::Type(t) => {
+                let kind = match &*t.ty {
+                    syn::Type::Path(p) if p.qself.is_none() => BindKind::Alias(UsePath::from_path(&p.path)),
+                    _ => BindKind::Item,
+                };
+                self.insert(t.ident.to_string(), Binding { kind, public: public(&t.vis) });
+            }
+            Item::ForeignMod(fm) => {
+                for fi in &fm.items {
+                    if !super::attrs::holds(super::attrs::foreign_item_attrs(fi), cfg) {
+                        continue;
+                    }
+                    let (ident, attrs, vis) = match fi {
+                        syn::ForeignItem::Fn(f) => (&f.sig.ident, &f.attrs, &f.vis),
+                        syn::ForeignItem::Static(s) => (&s.ident, &s.attrs, &s.vis),
+                        syn::ForeignItem::Type(t) => {
+                            def(self, &t.ident, &t.vis);
+                            continue;
+                        }
+                        _ => continue,
+                    };
+                    let attrs = super::attrs::effective(attrs, cfg);
+                    let symbol = super::attrs::str_value(&attrs, "link_name").map_or_else(|| ident.to_string(), |(s, _)| s);
+                    self.insert(ident.to_string(), Binding { kind: BindKind::Foreign(symbol), public: public(vis) });
+                }
+            }
+            Item::Fn(f) => def(self, &f.sig.ident, &f.vis),
+            Item::Struct(s) => def(self, &s.ident, &s.vis),
+            Item::Enum(s) => def(self, &s.ident, &s.vis),
+            Item::Union(s) => def(self, &s.ident, &s.vis),
+            Item::Const(s) => def(self, &s.ident, &s.vis),
+            Item::Static(s) => def(self, &s.ident, &s.vis),
+            Item::Trait(s) => def(self, &s.ident, &s.vis),
+            Item::TraitAlias(s) => def(self, &s.ident, &s.vis),
+            Item::Mod(s) => def(self, &s.ident, &s.vis),
+            _ => {}
+        }
+    }
+}
+
+/// One name a `use` tree binds.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum UseLeaf {
+    /// `name` → full path.
+    Name(String, Vec<String>),
+    Glob(Vec<String>),
+    /// `as _`
+    Anon(Vec<String>),
+}
+
+pub(crate) fn flatten_use(tree: &UseTree, prefix: &mut Vec<String>, out: &mut Vec<UseLeaf>) {
+    match tree {
+        UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        UseTree::Name(n) => {
+            if n.ident == "self" {
+                // `use a::b::{self}` binds `b`.
+                if let Some(last) = prefix.last() {
+                    out.push(UseLeaf::Name(last.clone(), prefix.clone()));
+                }
+            } else {
+                let mut segs = prefix.clone();
+                segs.push(n.ident.to_string());
+                out.push(UseLeaf::Name(n.ident.to_string(), segs));
+            }
+        }
+        UseTree::Rename(r) => {
+            let mut segs = prefix.clone();
+            if r.ident != "self" {
+                segs.push(r.ident.to_string());
+            }
+            if r.rename == "_" {
+                out.push(UseLeaf::Anon(segs));
+            } else {
+                out.push(UseLeaf::Name(r.rename.to_string(), segs));
+            }
+        }
+        UseTree::Glob(_) => out.push(UseLeaf::Glob(prefix.clone())),
+        UseTree::Group(g) => {
+            for t in &g.items {
+                flatten_use(t, prefix, out);
+            }
+        }
+    }
+}
+
+/// What a path names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Res {
+    Module(ModId),
+    /// A non-module item of this crate (with any trailing segments): never a capability.
+    Local,
+    /// A foreign item; `display` is its path (`crate::sys::system`, `libc::system`).
+    Foreign { symbol: String, display: String },
+    /// Into a dependency, resolved through its exports at the end.
+    Dep { krate: String, rest: Vec<String> },
+    /// A path outside the crates we know the insides of: `std::fs::write`, `libloading::Library`.
+    Ext(Vec<String>),
+}
+
+/// What a resolved path finally is, for the rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    Path(Vec<String>),
+    Foreign { symbol: String, display: String },
+}
+
+/// Traits whose methods the rules know, found by "trait in scope" for receivers of unknown type.
+pub(crate) const KNOWN_TRAITS: &[&str] = &[
+    "std::net::ToSocketAddrs",
+    "std::os::unix::fs::FileExt",
+    "std::os::windows::fs::FileExt",
+    "std::os::unix::process::CommandExt",
+    "std::os::windows::process::CommandExt",
+];
+
+const STD_ROOTS: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
+
+/// A block scope stack for resolution: the module and the blocks around the path.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'l> {
+    pub module: ModId,
+    pub layers: &'l [NameScope],
+}
+
+pub(crate) struct Resolver<'a> {
+    pub modules: &'a [Module],
+    pub scopes: Vec<NameScope>,
+    pub crate_name: &'a str,
+    extern_prelude: HashMap<String, Res>,
+    deps: &'a BTreeMap<String, Exports>,
+    rules: &'a dyn RuleSource,
+    memo: Vec<RefCell<HashMap<String, Option<Res>>>>,
+    ext_globs: Vec<RefCell<Option<Prefixes>>>,
+    traits: Vec<OnceCell<Vec<String>>>,
+    busy: RefCell<HashSet<(ModId, String)>>,
+    depth: Cell<u32>,
+    /// Field name → the known types of struct fields with that name, crate-wide.
+    pub field_types: HashMap<String, Vec<String>>,
+}
+
+const MAX_DEPTH: u32 = 48;
+
+/// External path prefixes (of glob imports), shared.
+type Prefixes = Rc<Vec<Vec<String>>>;
+
+fn module_scope(m: &Module, cfg: &dyn CfgEval) -> NameScope {
+    let mut s = NameScope::default();
+    for (name, id, public) in &m.children {
+        s.insert(name.clone(), Binding { kind: BindKind::Mod(*id), public: *public });
+    }
+    for Entry { item, .. } in &m.entries {
+        s.add_item(item, cfg);
+    }
+    s
+}
+
+fn is_type_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_uppercase()) || s == "str"
+}
+
+impl<'a> Resolver<'a> {
+    pub fn new(
+        modules: &'a [Module],
+        crate_name: &'a str,
+        deps: &'a BTreeMap<String, Exports>,
+        rules: &'a dyn RuleSource,
+        cfg: &'a dyn CfgEval,
+    ) -> Self {
+        let scopes: Vec<NameScope> = modules.iter().map(|m| module_scope(m, cfg)).collect();
+        let mut extern_prelude = HashMap::new();
+        for s in STD_ROOTS {
+            extern_prelude.insert(s.to_string(), Res::Ext(vec![s.to_string()]));
+        }
+        if !deps.contains_key(crate_name) {
+            extern_prelude.insert(crate_name.to_string(), Res::Module(ROOT));
+        }
+        for k in deps.keys() {
+            extern_prelude.insert(k.clone(), Res::Dep { krate: k.clone(), rest: Vec::new() });
+        }
+        let n = modules.len();
+        let mut r = Resolver {
+            modules,
+            scopes,
+            crate_name,
+            extern_prelude,
+            deps,
+            rules,
+            memo: (0..n).map(|_| RefCell::new(HashMap::new())).collect(),
+            ext_globs: (0..n).map(|_| RefCell::new(None)).collect(),
+            traits: (0..n).map(|_| OnceCell::new()).collect(),
+            busy: RefCell::new(HashSet::new()),
+            depth: Cell::new(0),
+            field_types: HashMap::new(),
+        };
+        // Root `extern crate x as y;` also enter the extern prelude.
+        let roots: Vec<(String, String)> = r.scopes[ROOT]
+            .names
+            .iter()
+            .filter_map(|(n, b)| match &b.kind {
+                BindKind::ExternCrate(x) => Some((n.clone(), x.clone())),
+                _ => None,
+            })
+            .collect();
+        for (name, x) in roots {
+            let target = r.extern_crate(&x);
+            r.extern_prelude.insert(name, target);
+        }
+        r.field_types = r.collect_field_types(cfg);
+        r
+    }
+
+    fn extern_crate(&self, x: &str) -> Res {
+        if x == "self" {
+            return Res::Module(ROOT);
+        }
+        if self.deps.contains_key(x) {
+            return Res::Dep { krate: x.to_string(), rest: Vec::new() };
+        }
+        if STD_ROOTS.contains(&x) {
+            return Res::Ext(vec![x.to_string()]);
+        }
+        Res::Dep { krate: x.to_string(), rest: Vec::new() }
+    }
+
+    fn collect_field_types(&self, cfg: &dyn CfgEval) -> HashMap<String, Vec<String>> {
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        for (m, module) in self.modules.iter().enumerate() {
+            for e in &module.entries {
+                let Item::Struct(s) = &e.item else { continue };
+                for f in s.fields.iter().filter(|f| super::attrs::holds(&f.attrs, cfg)) {
+                    let Some(name) = &f.ident else { continue };
+                    if let Some(t) = self.type_key(Ctx { module: m, layers: &[] }, &f.ty) {
+                        let v = out.entry(name.to_string()).or_default();
+                        if !v.contains(&t) {
+                            v.push(t);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The canonical path of a named type (`&mut OpenOptions` → `std::fs::OpenOptions`), for
+    /// method lookups. Glob imports are tried speculatively here.
+    pub fn type_key(&self, ctx: Ctx, ty: &syn::Type) -> Option<String> {
+        match ty {
+            syn::Type::Reference(r) => self.type_key(ctx, &r.elem),
+            syn::Type::Paren(p) => self.type_key(ctx, &p.elem),
+            syn::Type::Group(g) => self.type_key(ctx, &g.elem),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let up = UsePath::from_path(&p.path);
+                match self.finalize(self.resolve(ctx, &up, true)?)? {
+                    Target::Path(segs) if segs.last().is_some_and(|s| is_type_name(s)) => Some(segs.join("::")),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The type an associated function belongs to, when `path` is `Type::function` for a
+    /// type outside the crate (`OpenOptions::new` → `std::fs::OpenOptions`).
+    pub fn assoc_type(&self, ctx: Ctx, path: &UsePath) -> Option<String> {
+        match self.finalize(self.resolve(ctx, path, true)?)? {
+            Target::Path(segs) if segs.len() >= 2 && is_type_name(&segs[segs.len() - 2]) => {
+                Some(segs[..segs.len() - 1].join("::"))
+            }
+            _ => None,
+        }
+    }
+
+    fn parent(&self, m: ModId) -> Option<ModId> {
+        self.modules[m].parent
+    }
+
+    /// Resolve a path. `spec`: also accept speculative glob candidates for type names.
+    pub fn resolve(&self, ctx: Ctx, path: &UsePath, spec: bool) -> Option<Res> {
+        if self.depth.get() > MAX_DEPTH || path.segs.is_empty() {
+            return None;
+        }
+        self.depth.set(self.depth.get() + 1);
+        let r = self.resolve_inner(ctx, path, spec);
+        self.depth.set(self.depth.get() - 1);
+        r
+    }
+
+    fn resolve_inner(&self, ctx: Ctx, path: &UsePath, spec: bool) -> Option<Res> {
+        let segs = &path.segs;
+        let first = segs[0].as_str();
+        let (mut cur, mut i) = if path.leading {
+            match self.extern_prelude.get(first) {
+                Some(r) => (r.clone(), 1),
+                None => self.lookup_in(ROOT, segs, spec)?,
+            }
+        } else {
+            match first {
+                "crate" | "$crate" => (Res::Module(ROOT), 1),
+                "self" => (Res::Module(ctx.module), 1),
+                "super" => (Res::Module(self.parent(ctx.module)?), 1),
+                "Self" => return None,
+                _ => self.lookup_first(ctx, segs, spec)?,
+            }
+        };
+        while i < segs.len() {
+            let (next, used) = self.step(cur, &segs[i..], spec)?;
+            cur = next;
+            i += used;
+        }
+        Some(cur)
+    }
+
+    fn step(&self, cur: Res, segs: &[String], spec: bool) -> Option<(Res, usize)> {
+        let seg = &segs[0];
+        Some(match cur {
+            Res::Module(m) => match seg.as_str() {
+                "super" => (Res::Module(self.parent(m)?), 1),
+                "self" => (Res::Module(m), 1),
+                _ => return self.lookup_in(m, segs, spec),
+            },
+            Res::Local => (Res::Local, 1),
+            Res::Foreign { .. } => return None,
+            Res::Dep { krate, mut rest } => {
+                rest.push(seg.clone());
+                (Res::Dep { krate, rest }, 1)
+            }
+            Res::Ext(mut p) => {
+                p.push(seg.clone());
+                (Res::Ext(p), 1)
+            }
+        })
+    }
+
+    fn lookup_first(&self, ctx: Ctx, segs: &[String], spec: bool) -> Option<(Res, usize)> {
+        let name = segs[0].as_str();
+        for i in (0..ctx.layers.len()).rev() {
+            let layer = &ctx.layers[i];
+            let inner = Ctx { module: ctx.module, layers: &ctx.layers[..i] };
+            if let Some(b) = layer.names.get(name) {
+                // An import in a block may name items of the same block.
+                let here = Ctx { module: ctx.module, layers: &ctx.layers[..=i] };
+                return Some((self.binding_res(here, b, name)?, 1));
+            }
+            for (g, _) in &layer.globs {
+                if let Some(r) = self.glob_candidate(inner, g, segs, spec) {
+                    return Some(r);
+                }
+            }
+        }
+        if let Some(r) = self.lookup_in(ctx.module, segs, false) {
+            return Some(r);
+        }
+        if let Some(r) = self.extern_prelude.get(name) {
+            return Some((r.clone(), 1));
+        }
+        if spec && let Some(r) = self.lookup_in(ctx.module, segs, true) {
+            return Some(r);
+        }
+        match name {
+            "String" => Some((Res::Ext(vec!["std".into(), "string".into(), "String".into()]), 1)),
+            "str" => Some((Res::Ext(vec!["str".into()]), 1)),
+            _ => None,
+        }
+    }
+
+    /// Whether the first segment of `path` names nothing (not a local name, import, glob
+    /// candidate, extern crate or keyword): the analyzer then reads the path as external.
+    pub fn first_unknown(&self, ctx: Ctx, path: &UsePath) -> bool {
+        let Some(first) = path.segs.first() else { return false };
+        if path.leading {
+            return !self.extern_prelude.contains_key(first) && self.lookup_in(ROOT, &path.segs, false).is_none();
+        }
+        !matches!(first.as_str(), "crate" | "$crate" | "self" | "super" | "Self")
+            && self.lookup_first(ctx, &path.segs[..1], false).is_none()
+    }
+
+    /// A glob import in a block.
+    fn glob_candidate(&self, ctx: Ctx, g: &UsePath, segs: &[String], spec: bool) -> Option<(Res, usize)> {
+        match self.resolve(ctx, g, false)? {
+            Res::Module(m) => self.lookup_in(m, segs, spec),
+            Res::Ext(p) => self.ext_glob(&p, segs, spec),
+            Res::Dep { krate, rest } => {
+                let mut full = rest.clone();
+                full.push(segs[0].clone());
+                self.dep_alias(&krate, &full).is_some().then_some((Res::Dep { krate, rest: full }, 1))
+            }
+            _ => None,
+        }
+    }
+
+    /// `segs` under an external glob prefix `p`: accepted when the rules know the path
+    /// because of these segments; with `spec`, also a type name (for method lookups).
+    fn ext_glob(&self, p: &[String], segs: &[String], spec: bool) -> Option<(Res, usize)> {
+        let mut full: Vec<String> = p.to_vec();
+        full.extend(segs.iter().cloned());
+        if self.specific(&full, p.len()) {
+            return Some((Res::Ext(full), segs.len()));
+        }
+        if spec && is_type_name(&segs[0]) {
+            let mut one = p.to_vec();
+            one.push(segs[0].clone());
+            return Some((Res::Ext(one), 1));
+        }
+        None
+    }
+
+    /// Whether the rules' verdict on `full` depends on its segments after `prefix_len`.
+    pub fn specific(&self, full: &[String], prefix_len: usize) -> bool {
+        let refs: Vec<&str> = full.iter().map(String::as_str).collect();
+        let Some(v) = self.rules.path(&refs) else { return false };
+        let mut probe: Vec<&str> = refs[..prefix_len].to_vec();
+        probe.push("\u{0}");
+        self.rules.path(&probe) != Some(v)
+    }
+
+    /// Look `segs[0]` up among the names of module `m` (and, failing that, its globs).
+    fn lookup_in(&self, m: ModId, segs: &[String], spec: bool) -> Option<(Res, usize)> {
+        if let Some(r) = self.lookup_exact(m, &segs[0]) {
+            return Some((r, 1));
+        }
+        for p in self.ext_globs(m).iter() {
+            if let Some(r) = self.ext_glob(p, segs, spec) {
+                return Some(r);
+            }
+        }
+        None
+    }
+
+    /// The external prefixes of `m`'s glob imports. While they are being computed (the
+    /// resolution of a glob path may come back here), there are none.
+    fn ext_globs(&self, m: ModId) -> Prefixes {
+        if let Some(v) = self.ext_globs[m].borrow().as_ref() {
+            return v.clone();
+        }
+        if self.scopes[m].globs.is_empty() {
+            let v = Rc::new(Vec::new());
+            *self.ext_globs[m].borrow_mut() = Some(v.clone());
+            return v;
+        }
+        *self.ext_globs[m].borrow_mut() = Some(Rc::new(Vec::new()));
+        let v: Vec<Vec<String>> = self.scopes[m]
+            .globs
+            .iter()
+            .filter_map(|(g, _)| match self.resolve(Ctx { module: m, layers: &[] }, g, false) {
+                Some(Res::Ext(p)) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let v = Rc::new(v);
+        *self.ext_globs[m].borrow_mut() = Some(v.clone());
+        v
+    }
+
+    /// `name` among the items and imports of module `m`, and the globs into local modules
+    /// and dependencies. Memoized.
+    pub fn lookup_exact(&self, m: ModId, name: &str) -> Option<Res> {
+        if let Some(r) = self.memo[m].borrow().get(name) {
+            return r.clone();
+        }
+        let key = (m, name.to_string());
+        if !self.busy.borrow_mut().insert(key.clone()) {
+            return None;
+        }
+        let r = self.lookup_exact_uncached(m, name);
+        self.busy.borrow_mut().remove(&key);
+        self.memo[m].borrow_mut().insert(name.to_string(), r.clone());
+        r
+    }
+
+    fn lookup_exact_uncached(&self, m: ModId, name: &str) -> Option<Res> {
+        let ctx = Ctx { module: m, layers: &[] };
+        if let Some(b) = self.scopes[m].names.get(name) {
+            return self.binding_res(ctx, b, name);
+        }
+        for (g, _) in &self.scopes[m].globs {
+            match self.resolve(ctx, g, false) {
+                Some(Res::Module(gm)) if gm != m => {
+                    if let Some(r) = self.lookup_exact(gm, name) {
+                        return Some(r);
+                    }
+                }
+                Some(Res::Dep { krate, mut rest }) => {
+                    rest.push(name.to_string());
+                    if self.dep_alias(&krate, &rest).is_some() {
+                        return Some(Res::Dep { krate, rest });
+                    }
+                }
+                _ => {}
+            }
+        }
+        // The root has the injected `extern crate std;` (and `core`).
+        if m == ROOT && (name == "std" || name == "core") {
+            return Some(Res::Ext(vec![name.to_string()]));
+        }
+        None
+    }
+
+    fn module_display(&self, m: ModId, name: &str) -> String {
+        let mut parts = vec![self.crate_name.to_string()];
+        parts.extend(self.modules[m].path.iter().cloned());
+        parts.push(name.to_string());
+        parts.join("::")
+    }
+
+    fn binding_res(&self, ctx: Ctx, b: &Binding, name: &str) -> Option<Res> {
+        match &b.kind {
+            BindKind::Mod(id) => Some(Res::Module(*id)),
+            BindKind::Item => Some(Res::Local),
+            BindKind::Foreign(symbol) => Some(Res::Foreign {
+                symbol: symbol.clone(),
+                display: self.module_display(ctx.module, name),
+            }),
+            BindKind::Alias(p) => Some(self.resolve(Ctx { module: ctx.module, layers: &[] }, p, false).unwrap_or(Res::Local)),
+            BindKind::ExternCrate(x) => Some(self.extern_crate(x)),
+            BindKind::Import(p) => {
+                if let Some(r) = self.resolve(ctx, p, false) {
+                    return Some(r);
+                }
+                // 2015: `use` paths are relative to the crate root.
+                let first = p.segs.first().map(String::as_str);
+                if ctx.module != ROOT && !p.leading && !matches!(first, Some("crate" | "self" | "super" | "$crate")) {
+                    return self.resolve(Ctx { module: ROOT, layers: &[] }, p, false);
+                }
+                None
+            }
+        }
+    }
+
+    /// The alias of `rest` (a path inside dependency `krate`) in its exports: the longest
+    /// prefix that is exported, or a glob export at its parent.
+    fn dep_alias(&self, krate: &str, rest: &[String]) -> Option<Target> {
+        let ex = self.deps.get(krate)?;
+        for k in (1..=rest.len()).rev() {
+            let key = rest[..k].join("::");
+            if let Some(t) = ex.aliases.get(&key) {
+                return target_of(t, &rest[k..], &format!("{krate}::{key}"));
+            }
+            let gkey = if k == 1 { "*".to_string() } else { format!("{}::*", rest[..k - 1].join("::")) };
+            if let Some(t) = ex.aliases.get(&gkey) {
+                let base: Vec<String> = t.split("::").map(str::to_string).collect();
+                let blen = base.len();
+                let mut full = base;
+                full.extend(rest[k - 1..].iter().cloned());
+                if !t.starts_with("extern:") && self.specific(&full, blen) {
+                    return Some(Target::Path(full));
+                }
+            }
+        }
+        None
+    }
+
+    /// The target of a resolution, for the rules.
+    pub fn finalize(&self, r: Res) -> Option<Target> {
+        match r {
+            Res::Module(_) | Res::Local => None,
+            Res::Foreign { symbol, display } => Some(Target::Foreign { symbol, display }),
+            Res::Ext(p) => Some(Target::Path(p)),
+            Res::Dep { krate, rest } => Some(self.dep_alias(&krate, &rest).unwrap_or_else(|| {
+                let mut p = vec![krate];
+                p.extend(rest);
+                Target::Path(p)
+            })),
+        }
+    }
+
+    /// The known traits (see [`KNOWN_TRAITS`]) imported in `scope`, resolved from module `m`.
+    pub fn traits_of(&self, ctx: Ctx, scope: &NameScope) -> Vec<String> {
+        let mut out = Vec::new();
+        let imports = scope
+            .names
+            .values()
+            .filter_map(|b| match &b.kind {
+                BindKind::Import(p) => Some(p),
+                _ => None,
+            })
+            .chain(scope.anon.iter());
+        for p in imports {
+            if let Some(Target::Path(segs)) = self.resolve(ctx, p, false).and_then(|r| self.finalize(r)) {
+                let s = segs.join("::");
+                if KNOWN_TRAITS.contains(&s.as_str()) && !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        for (g, _) in &scope.globs {
+            if let Some(Res::Ext(p)) = self.resolve(ctx, g, false) {
+                let prefix = p.join("::");
+                for t in KNOWN_TRAITS {
+                    if t.rsplit_once("::").is_some_and(|(pre, _)| pre == prefix) && !out.iter().any(|o| o == t) {
+                        out.push(t.to_string());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    pub fn module_traits(&self, m: ModId) -> &[String] {
+        self.traits[m].get_or_init(|| self.traits_of(Ctx { module: m, layers: &[] }, &self.scopes[m]))
+    }
+
+    /// What the crate exports: every `pub` path reachable from the root through `pub` modules
+    /// and re-exports that names something outside the crate (an external path or a foreign
+    /// item). A glob re-export of an external module is recorded as `prefix::*`.
+    pub fn exports(&self) -> Exports {
+        let mut aliases = BTreeMap::new();
+        let mut seen = HashSet::new();
+        self.export_walk(ROOT, "", 0, &mut aliases, &mut seen);
+        Exports { aliases }
+    }
+
+    fn export_walk(
+        &self,
+        m: ModId,
+        prefix: &str,
+        depth: usize,
+        out: &mut BTreeMap<String, String>,
+        seen: &mut HashSet<(ModId, String)>,
+    ) {
+        const MAX_EXPORT_DEPTH: usize = 8;
+        const MAX_EXPORTS: usize = 200_000;
+        if depth > MAX_EXPORT_DEPTH || out.len() > MAX_EXPORTS || !seen.insert((m, prefix.to_string())) {
+            return;
+        }
+        let join = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}::{name}") };
+        let ctx = Ctx { module: m, layers: &[] };
+        let mut names: Vec<(&String, &Binding)> = self.scopes[m].names.iter().filter(|(_, b)| b.public).collect();
+        names.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, b) in names {
+            let key = join(name);
+            match self.binding_res(ctx, b, name) {
+                Some(Res::Module(c)) => self.export_walk(c, &key, depth + 1, out, seen),
+                Some(Res::Foreign { symbol, .. }) => {
+                    out.entry(key).or_insert_with(|| format!("extern:{symbol}"));
+                }
+                Some(Res::Ext(p)) => {
+                    out.entry(key).or_insert_with(|| p.join("::"));
+                }
+                Some(Res::Dep { krate, rest }) => self.export_dep(&krate, &rest, &key, out),
+                _ => {}
+            }
+        }
+        for (g, public) in &self.scopes[m].globs {
+            if !public {
+                continue;
+            }
+            match self.resolve(ctx, g, false) {
+                Some(Res::Module(c)) => self.export_walk(c, prefix, depth + 1, out, seen),
+                Some(Res::Ext(p)) => {
+                    out.entry(join("*")).or_insert_with(|| p.join("::"));
+                }
+                Some(Res::Dep { krate, rest }) => {
+                    let Some(ex) = self.deps.get(&krate) else { continue };
+                    let base = rest.join("::");
+                    for (k, v) in &ex.aliases {
+                        let sub = if base.is_empty() {
+                            Some(k.as_str())
+                        } else {
+                            k.strip_prefix(&base).and_then(|s| s.strip_prefix("::"))
+                        };
+                        if let Some(sub) = sub {
+                            out.entry(join(sub)).or_insert_with(|| v.clone());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A re-export of `krate::rest` as `key`: the dependency's aliases below it, re-rooted.
+    fn export_dep(&self, krate: &str, rest: &[String], key: &str, out: &mut BTreeMap<String, String>) {
+        let base = rest.join("::");
+        if let Some(ex) = self.deps.get(krate) {
+            for (k, v) in &ex.aliases {
+                let sub = if base.is_empty() {
+                    Some(k.as_str())
+                } else if k == &base {
+                    Some("")
+                } else {
+                    k.strip_prefix(&base).and_then(|s| s.strip_prefix("::"))
+                };
+                if let Some(sub) = sub {
+                    let nk = if sub.is_empty() { key.to_string() } else { format!("{key}::{sub}") };
+                    out.entry(nk).or_insert_with(|| v.clone());
+                }
+            }
+        }
+        if !out.contains_key(key) && !rest.is_empty() {
+            let t = match self.finalize(Res::Dep { krate: krate.to_string(), rest: rest.to_vec() }) {
+                Some(Target::Foreign { symbol, .. }) => format!("extern:{symbol}"),
+                Some(Target::Path(p)) => p.join("::"),
+                None => return,
+            };
+            out.insert(key.to_string(), t);
+        }
+    }
+}
+
+/// An alias target (`std::fs::write`, `extern:system`) plus the segments after the alias.
+fn target_of(t: &str, tail: &[String], display: &str) -> Option<Target> {
+    if let Some(sym) = t.strip_prefix("extern:") {
+        return tail.is_empty().then(|| Target::Foreign { symbol: sym.to_string(), display: display.to_string() });
+    }
+    let mut p: Vec<String> = t.split("::").map(str::to_string).collect();
+    p.extend(tail.iter().cloned());
+    Some(Target::Path(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::loader::Loader;
+    use super::super::oracle::doubles::{TestCfg, TestRules};
+    use super::*;
+    use crate::package::FileTree;
+    use crate::surface::model::Scope;
+
+    fn use_leaves(src: &str) -> Vec<UseLeaf> {
+        let u: syn::ItemUse = syn::parse_str(src).unwrap();
+        let mut out = Vec::new();
+        flatten_use(&u.tree, &mut Vec::new(), &mut out);
+        out
+    }
+
+    fn v(s: &str) -> Vec<String> {
+        s.split("::").map(str::to_string).collect()
+    }
+
+    #[test]
+    fn use_trees_flatten() {
+        assert_eq!(use_leaves("use std::fs::write as w;"), [UseLeaf::Name("w".into(), v("std::fs::write"))]);
+        assert_eq!(
+            use_leaves("use std::{fs::{self, File}, io::*, process::Command as _};"),
+            [
+                UseLeaf::Name("fs".into(), v("std::fs")),
+                UseLeaf::Name("File".into(), v("std::fs::File")),
+                UseLeaf::Glob(v("std::io")),
+                UseLeaf::Anon(v("std::process::Command")),
+            ]
+        );
+        assert_eq!(use_leaves("use std::fs::{self as f};"), [UseLeaf::Name("f".into(), v("std::fs"))]);
+        assert_eq!(use_leaves("use super::*;"), [UseLeaf::Glob(v("super"))]);
+    }
+
+    struct Fixture {
+        loaded: super::super::loader::Loaded,
+        deps: BTreeMap<String, Exports>,
+        rules: TestRules,
+        cfg: TestCfg,
+    }
+
+    fn fixture(files: &[(&str, &str)], deps: &[(&str, &[(&str, &str)])]) -> Fixture {
+        let tree: FileTree = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
+        let cfg = TestCfg::linux(&[]);
+        let (loaded, sink) = Loader::new(&tree, &cfg, Scope::Runtime).load("src/lib.rs");
+        assert!(sink.findings.is_empty(), "{:?}", sink.findings);
+        let deps = deps
+            .iter()
+            .map(|(k, al)| {
+                let aliases = al.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+                (k.to_string(), Exports { aliases })
+            })
+            .collect();
+        Fixture { loaded, deps, rules: TestRules::small(), cfg }
+    }
+
+    impl Fixture {
+        fn resolver(&self) -> Resolver<'_> {
+            Resolver::new(&self.loaded.modules, "me", &self.deps, &self.rules, &self.cfg)
+        }
+        fn module(&self, path: &str) -> ModId {
+            let want: Vec<String> = if path.is_empty() { vec![] } else { v(path) };
+            self.loaded.modules.iter().position(|m| m.path == want).unwrap()
+        }
+    }
+
+    fn resolve_in(r: &Resolver, m: ModId, path: &str) -> Option<Target> {
+        let (leading, p) = match path.strip_prefix("::") {
+            Some(p) => (true, p),
+            None => (false, path),
+        };
+        let up = UsePath { leading, segs: v(p) };
+        r.resolve(Ctx { module: m, layers: &[] }, &up, false).and_then(|x| r.finalize(x))
+    }
+
+    fn path(s: &str) -> Option<Target> {
+        Some(Target::Path(v(s)))
+    }
+
+    #[test]
+    fn resolution_follows_scopes() {
+        let f = fixture(
+            &[(
+                "src/lib.rs",
+                r#"
+                use std::fs::write as w;
+                use std::{process::{self, Command}};
+                mod fs { pub fn write() {} }
+                pub mod a { pub use std::process::Command; pub use super::b::*; }
+                mod b { pub use std::env::var; }
+                mod c { use crate::a::Command; use super::fs; use std::fs::*; fn f() {} }
+                mod d { fn w() {} }
+                extern crate std as mystd;
+                type Cmd = std::process::Command;
+                "#,
+            )],
+            &[],
+        );
+        let r = f.resolver();
+        let root = f.module("");
+        assert_eq!(resolve_in(&r, root, "w"), path("std::fs::write"));
+        assert_eq!(resolve_in(&r, root, "process::exit"), path("std::process::exit"));
+        assert_eq!(resolve_in(&r, root, "Command::new"), path("std::process::Command::new"));
+        assert_eq!(resolve_in(&r, root, "::std::fs::read"), path("std::fs::read"));
+        assert_eq!(resolve_in(&r, root, "mystd::env::var"), path("std::env::var"));
+        assert_eq!(resolve_in(&r, root, "Cmd::new"), path("std::process::Command::new"));
+        // The local module `fs` shadows std's.
+        assert_eq!(resolve_in(&r, root, "fs::write"), None);
+        assert_eq!(resolve_in(&r, root, "crate::a::Command"), path("std::process::Command"));
+        assert_eq!(resolve_in(&r, root, "a::var"), path("std::env::var"), "glob re-export");
+        let c = f.module("c");
+        assert_eq!(resolve_in(&r, c, "Command"), path("std::process::Command"), "pub use chain");
+        assert_eq!(resolve_in(&r, c, "fs::write"), None, "use super::fs is the local one");
+        // `use std::fs::*`: names the rules know are tried under the glob, others are not.
+        assert_eq!(resolve_in(&r, c, "read"), path("std::fs::read"));
+        assert_eq!(resolve_in(&r, c, "f"), None);
+        assert_eq!(resolve_in(&r, c, "Unknown"), None);
+        assert_eq!(resolve_in(&r, c, "std::env::var"), path("std::env::var"));
+        // A local fn `w` is not the import of the root.
+        assert_eq!(resolve_in(&r, f.module("d"), "w"), None);
+        assert_eq!(resolve_in(&r, f.module("d"), "super::w"), path("std::fs::write"));
+    }
+
+    #[test]
+    fn dependencies_and_exports() {
+        let f = fixture(
+            &[(
+                "src/lib.rs",
+                r#"
+                pub use dep::write;
+                pub use std::process::Command;
+                pub mod sys { extern "C" { pub fn system(c: *const u8) -> i32; #[link_name = "getenv"] pub fn ge(); fn private(); } }
+                pub use self::inner::*;
+                mod inner { pub use std::env::var; pub fn local() {} }
+                pub use std::fs::*;
+                pub use dep::nested as n;
+                "#,
+            )],
+            &[("dep", &[("write", "std::fs::write"), ("nested::sys::system", "extern:system")])],
+        );
+        let r = f.resolver();
+        assert_eq!(resolve_in(&r, ROOT, "dep::write"), path("std::fs::write"));
+        assert_eq!(
+            resolve_in(&r, ROOT, "dep::nested::sys::system"),
+            Some(Target::Foreign { symbol: "system".into(), display: "dep::nested::sys::system".into() })
+        );
+        assert_eq!(resolve_in(&r, ROOT, "dep::other"), path("dep::other"));
+        assert_eq!(
+            resolve_in(&r, ROOT, "sys::system"),
+            Some(Target::Foreign { symbol: "system".into(), display: "me::sys::system".into() })
+        );
+        let ex = r.exports();
+        let got: Vec<String> = ex.aliases.iter().map(|(k, v)| format!("{k} -> {v}")).collect();
+        assert_eq!(
+            got,
+            [
+                "* -> std::fs",
+                "Command -> std::process::Command",
+                "n -> dep::nested",
+                "n::sys::system -> extern:system",
+                "sys::ge -> extern:getenv",
+                "sys::system -> extern:system",
+                "var -> std::env::var",
+                "write -> std::fs::write",
+            ]
+        );
+        // A crate using this one through its exports.
+        let mut deps = BTreeMap::new();
+        deps.insert("me".to_string(), ex);
+        let g = Fixture { deps, ..fixture(&[("src/lib.rs", "use me::*;")], &[]) };
+        let r2 = Resolver::new(&g.loaded.modules, "other", &g.deps, &g.rules, &g.cfg);
+        assert_eq!(resolve_in(&r2, ROOT, "me::write"), path("std::fs::write"));
+        assert_eq!(resolve_in(&r2, ROOT, "me::read"), path("std::fs::read"), "glob export");
+        assert_eq!(resolve_in(&r2, ROOT, "var"), path("std::env::var"), "glob import of a dep");
+        assert_eq!(resolve_in(&r2, ROOT, "me::Unknown"), path("me::Unknown"));
+    }
+
+    #[test]
+    fn cycles_terminate() {
+        let f = fixture(
+            &[(
+                "src/lib.rs",
+                "mod a { pub use super::b::*; } mod b { pub use super::a::*; } use a::x; pub use self as me;",
+            )],
+            &[],
+        );
+        let r = f.resolver();
+        assert_eq!(resolve_in(&r, ROOT, "x"), None);
+        assert_eq!(resolve_in(&r, ROOT, "a::nothing"), None);
+        let _ = r.exports();
+    }
+}

@@ -1,0 +1,91 @@
+//! End-to-end unit tests of the analyzer against the test doubles (the fixtures in
+//! tests/surface_rules.rs run against the real rules and cfg).
+
+use std::collections::BTreeMap;
+
+use super::oracle::doubles::{TestCfg, TestRules};
+use super::*;
+
+fn run(files: &[(&str, &str)]) -> Vec<String> {
+    let tree: FileTree = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
+    let out = analyze_with("me", &tree, "src/lib.rs", &TestCfg::linux(&[]), Scope::Runtime, &BTreeMap::new(), &TestRules::small());
+    out.findings.iter().map(|f| format!("{} {}:{}:{} {}", f.capability, f.file, f.line, f.column, f.path)).collect()
+}
+
+#[test]
+fn paths_methods_and_locals() {
+    let got = run(&[(
+        "src/lib.rs",
+        r#"use std::fs::{self, OpenOptions};
+fn a(p: &str) {
+    let f = std::fs::write;
+    let mut o = OpenOptions::new();
+    o.write(true);
+    fs::read(p);
+}
+fn b(write: fn()) { write(); let read = 1; }
+"#,
+    )]);
+    assert_eq!(
+        got,
+        [
+            "fs.read src/lib.rs:4:17 std::fs::OpenOptions::new",
+            "fs.read src/lib.rs:6:5 std::fs::read",
+            "fs.write src/lib.rs:3:13 std::fs::write",
+            "fs.write src/lib.rs:5:7 std::fs::OpenOptions::write",
+        ]
+    );
+}
+
+#[test]
+fn macros_unsafe_and_ffi() {
+    let got = run(&[(
+        "src/lib.rs",
+        r#"macro_rules! m { ($x:expr) => { $crate::inner(::std::process::Command::new($x)) } }
+fn c() { println!("{}", std::env::var("X").is_ok()); let s = "std::fs::write"; unsafe {} }
+extern "C" { fn system(c: *const u8) -> i32; }
+fn d() { some_macro!(std::fs::write, unsafe { 1 }); }
+/// std::fs::write in a doc comment
+fn e() { core::arch::asm!("nop"); }
+"#,
+    )]);
+    assert_eq!(
+        got,
+        [
+            "fs.write src/lib.rs:4:22 std::fs::write",
+            "process.spawn src/lib.rs:1:47 std::process::Command::new",
+            "process.spawn src/lib.rs:3:14 extern \"C\" fn system",
+            "env.read src/lib.rs:2:25 std::env::var",
+            "ffi src/lib.rs:3:14 extern \"C\" fn system",
+            "unsafe src/lib.rs:2:80 unsafe block",
+            "unsafe src/lib.rs:4:38 unsafe block",
+            "asm src/lib.rs:6:10 asm!",
+        ]
+    );
+}
+
+#[test]
+fn token_scanning_corner_cases() {
+    let got = run(&[(
+        "src/lib.rs",
+        r#"use std::fs::write;
+macro_rules! m {
+    ($write:expr) => { Self::write($write); stringify!(std::fs::write); };
+    (x) => { impl std::io::Write for X {} };
+}
+fn f() { other!(x.write(1), <T>::write, write); }
+"#,
+    )]);
+    // Only the bare `write` at the end of line 6 names the import.
+    assert_eq!(got, ["fs.write src/lib.rs:6:41 std::fs::write"]);
+}
+
+#[test]
+fn long_chains_and_deep_nesting() {
+    let chain = ".arg(\"x\")".repeat(3000);
+    let parens = format!("{}std::env::var(\"A\"){}", "(".repeat(100), ")".repeat(100));
+    let src = format!("fn f() {{ std::process::Command::new(\"ls\"){chain}.spawn(); let _ = {parens}; }}\n");
+    let got = run(&[("src/lib.rs", &src)]);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got[0].starts_with("process.spawn src/lib.rs:1:10 std::process::Command::new"), "{got:?}");
+}

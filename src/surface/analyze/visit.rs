@@ -1,0 +1,1051 @@
+//! The walk over compiled items that turns uses into findings.
+
+use std::rc::Rc;
+
+use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
+use syn::punctuated::Punctuated;
+use syn::visit::{self, Visit};
+use syn::{Expr, Item, Pat, Stmt, Type};
+
+use super::attrs;
+use super::loader::{self, ModId, Sink};
+use super::oracle::{CfgEval, RuleSource};
+use super::scope::{Ctx, NameScope, Resolver, Target, UsePath};
+use crate::package::FileTree;
+use crate::surface::model::Capability;
+
+/// Macros whose arguments are comma-separated expressions (the format string is one).
+const EXPR_MACROS: &[&str] = &[
+    "print", "println", "eprint", "eprintln", "format", "format_args", "write", "writeln", "panic",
+    "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq", "debug_assert_ne",
+    "unreachable", "unimplemented", "todo", "dbg", "vec", "try",
+];
+
+/// Macros with nothing to analyze: compile-time values and token quoting.
+const INERT_MACROS: &[&str] = &[
+    "env", "option_env", "include_str", "include_bytes", "concat", "stringify", "file", "line",
+    "column", "module_path", "cfg", "compile_error", "concat_idents", "concat_bytes",
+];
+
+const ASM_MACROS: &[&str] = &["asm", "global_asm", "naked_asm"];
+
+/// Keywords after which an identifier is a name being defined, not a use.
+const DEF_KEYWORDS: &[&str] = &[
+    "fn", "struct", "enum", "union", "trait", "type", "mod", "let", "mut", "ref", "const", "static",
+    "macro_rules", "impl", "as",
+];
+
+/// Keywords that never start a path.
+const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "false", "fn",
+    "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "static", "struct", "trait", "true", "type", "union", "use", "where", "while", "yield", "Self",
+    "macro_rules", "unsafe", "extern",
+];
+
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+pub(crate) struct Analyzer<'a> {
+    pub r: &'a Resolver<'a>,
+    pub tree: &'a FileTree,
+    pub cfg: &'a dyn CfgEval,
+    pub rules: &'a dyn RuleSource,
+    pub sink: &'a mut Sink,
+    pub module: ModId,
+    pub file: Rc<str>,
+    layers: Vec<NameScope>,
+    layer_traits: Vec<Vec<String>>,
+    /// Local bindings in scope, innermost last, with their type when known.
+    locals: Vec<(String, Option<String>)>,
+    includes: Vec<String>,
+}
+
+fn first_span(p: &syn::Path) -> Span {
+    match &p.leading_colon {
+        Some(c) => c.spans[0],
+        None => p.segments.first().map_or_else(Span::call_site, |s| s.ident.span()),
+    }
+}
+
+fn abi_name(abi: &syn::Abi) -> String {
+    abi.name.as_ref().map_or_else(|| "C".to_string(), |l| l.value())
+}
+
+impl<'a> Analyzer<'a> {
+    pub fn new(
+        r: &'a Resolver<'a>,
+        tree: &'a FileTree,
+        cfg: &'a dyn CfgEval,
+        rules: &'a dyn RuleSource,
+        sink: &'a mut Sink,
+    ) -> Self {
+        Analyzer {
+            r,
+            tree,
+            cfg,
+            rules,
+            sink,
+            module: 0,
+            file: Rc::from(""),
+            layers: Vec::new(),
+            layer_traits: Vec::new(),
+            locals: Vec::new(),
+            includes: Vec::new(),
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx { module: self.module, layers: &self.layers }
+    }
+
+    fn add(&mut self, cap: Capability, span: Span, path: impl Into<String>) {
+        let file = self.file.clone();
+        self.sink.add(cap, &file, span, path);
+    }
+
+    fn is_local(&self, name: &str) -> bool {
+        self.locals.iter().rev().any(|(n, _)| n == name)
+    }
+
+    fn local_type(&self, name: &str) -> Option<String> {
+        self.locals.iter().rev().find(|(n, _)| n == name).and_then(|(_, t)| t.clone())
+    }
+
+    /// Report what a resolved path shows.
+    fn report_target(&mut self, target: Target, span: Span) {
+        match target {
+            Target::Path(segs) => {
+                let refs: Vec<&str> = segs.iter().map(String::as_str).collect();
+                if let Some(caps) = self.rules.path(&refs) {
+                    let p = segs.join("::");
+                    for c in caps {
+                        self.add(c, span, p.clone());
+                    }
+                }
+            }
+            Target::Foreign { symbol, display } => {
+                self.add(Capability::Ffi, span, display.clone());
+                for c in self.rules.symbol(&symbol) {
+                    self.add(c, span, display.clone());
+                }
+            }
+        }
+    }
+
+    fn report_path(&mut self, up: &UsePath, span: Span) {
+        if up.segs.len() == 1 && !up.leading && self.is_local(&up.segs[0]) {
+            return;
+        }
+        match self.r.resolve(self.ctx(), up, false) {
+            Some(r) => {
+                if let Some(t) = self.r.finalize(r) {
+                    self.report_target(t, span);
+                }
+            }
+            // `somecrate::x` where `somecrate` is not a known dependency: fail closed and ask
+            // the rules about the path as written (`libloading::Library`, `libc::system`).
+            None if up.segs.len() > 1 && self.r.first_unknown(self.ctx(), up) => {
+                self.report_target(Target::Path(up.segs.clone()), span);
+            }
+            None => {}
+        }
+    }
+
+    fn report_method(&mut self, ty: &str, method: &str, span: Span) {
+        if let Some(caps) = self.rules.method(ty, method) {
+            for c in caps {
+                self.add(c, span, format!("{ty}::{method}"));
+            }
+        }
+    }
+
+    /// A method on a receiver of unknown type: the known traits in scope.
+    fn report_trait_method(&mut self, method: &str, span: Span) {
+        let mut traits: Vec<String> = self.r.module_traits(self.module).to_vec();
+        for t in self.layer_traits.iter().flatten() {
+            traits.push(t.clone());
+        }
+        for t in traits {
+            self.report_method(&t, method, span);
+        }
+    }
+
+    /// The type of an expression, as far as method lookups care: locals with a known type,
+    /// calls of associated functions of a type (`OpenOptions::new()`), builder chains (a method
+    /// on a known type is assumed to return it), string literals, fields of known type.
+    fn type_of(&self, e: &Expr) -> Option<String> {
+        match e {
+            Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 && p.path.leading_colon.is_none() => {
+                self.local_type(&p.path.segments[0].ident.to_string())
+            }
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(f) if f.qself.is_none() => self.r.assoc_type(self.ctx(), &UsePath::from_path(&f.path)),
+                Expr::Path(f) => {
+                    let q = f.qself.as_ref()?;
+                    (q.position == 0).then(|| self.r.type_key(self.ctx(), &q.ty)).flatten()
+                }
+                _ => None,
+            },
+            Expr::MethodCall(m) => {
+                let mut root: &Expr = &m.receiver;
+                while let Expr::MethodCall(inner) = root {
+                    root = &inner.receiver;
+                }
+                self.type_of(root)
+            }
+            Expr::Try(t) => self.type_of(&t.expr),
+            Expr::Paren(p) => self.type_of(&p.expr),
+            Expr::Group(g) => self.type_of(&g.expr),
+            Expr::Reference(r) => self.type_of(&r.expr),
+            Expr::Await(a) => self.type_of(&a.base),
+            Expr::Lit(l) if matches!(l.lit, syn::Lit::Str(_)) => Some("str".to_string()),
+            Expr::Macro(m) if loader::is_std_macro(&m.mac.path, "format") => Some("std::string::String".into()),
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) => match self.r.field_types.get(&n.to_string()) {
+                    Some(v) if v.len() == 1 => Some(v[0].clone()),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn bind_pat(&mut self, p: &Pat, ty: Option<String>) {
+        match p {
+            Pat::Ident(pi) => {
+                self.locals.push((pi.ident.to_string(), ty));
+                if let Some((_, sub)) = &pi.subpat {
+                    self.bind_pat(sub, None);
+                }
+            }
+            Pat::Type(pt) => {
+                let t = self.r.type_key(self.ctx(), &pt.ty).or(ty);
+                self.bind_pat(&pt.pat, t);
+            }
+            Pat::Reference(r) => self.bind_pat(&r.pat, ty),
+            Pat::Paren(x) => self.bind_pat(&x.pat, ty),
+            Pat::Tuple(t) => t.elems.iter().for_each(|e| self.bind_pat(e, None)),
+            Pat::TupleStruct(t) => t.elems.iter().for_each(|e| self.bind_pat(e, None)),
+            Pat::Slice(t) => t.elems.iter().for_each(|e| self.bind_pat(e, None)),
+            Pat::Or(t) => t.cases.iter().for_each(|e| self.bind_pat(e, None)),
+            Pat::Struct(s) => s.fields.iter().for_each(|f| self.bind_pat(&f.pat, None)),
+            _ => {}
+        }
+    }
+
+    fn fn_body(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        let saved = std::mem::take(&mut self.locals);
+        for input in &sig.inputs {
+            if let syn::FnArg::Typed(pt) = input {
+                let t = self.r.type_key(self.ctx(), &pt.ty);
+                self.bind_pat(&pt.pat, t);
+            }
+        }
+        self.visit_block(block);
+        self.locals = saved;
+    }
+
+    /// `unsafe fn`, `extern "C" fn`, `#[no_mangle]` / `#[export_name]`.
+    fn fn_findings(&mut self, attrs: &[syn::Attribute], sig: &syn::Signature) {
+        let name = sig.ident.to_string();
+        if let Some(u) = &sig.unsafety {
+            self.add(Capability::Unsafe, u.span, format!("unsafe fn {name}"));
+        }
+        let abi = sig.abi.as_ref().map(abi_name).filter(|a| a != "Rust");
+        if let Some(abi) = abi {
+            self.add(Capability::Ffi, sig.fn_token.span, format!("extern \"{abi}\" fn {name}"));
+        } else if let Some(p) = self.export_attr(attrs) {
+            self.add(Capability::Ffi, sig.fn_token.span, format!("{p} fn {name}"));
+        }
+    }
+
+    fn export_attr(&self, attrs: &[syn::Attribute]) -> Option<String> {
+        let attrs = &*attrs::effective(attrs, self.cfg);
+        if attrs::has_flag(attrs, "no_mangle").is_some() {
+            return Some("#[no_mangle]".to_string());
+        }
+        attrs::str_value(attrs, "export_name").map(|(n, _)| format!("#[export_name = \"{n}\"]"))
+    }
+
+    fn with_locals_scope(&mut self, f: impl FnOnce(&mut Self)) {
+        let mark = self.locals.len();
+        f(self);
+        self.locals.truncate(mark);
+    }
+
+    /// Visit items parsed from somewhere else (a macro body, an included file) in place.
+    fn visit_loose_items(&mut self, items: Vec<Item>) {
+        let stmts: Vec<Stmt> = items.into_iter().map(Stmt::Item).collect();
+        self.visit_stmts(&stmts);
+    }
+
+    /// A block's statements: configured-out ones skipped, `cfg_if!` expanded, the block's
+    /// items in scope for all of them.
+    fn visit_stmts(&mut self, stmts: &[Stmt]) {
+        if stmts.iter().any(|s| stmt_cfg_if(s).is_some()) {
+            let owned = self.expand_cfg_if_stmts(stmts, 0);
+            return self.visit_stmts_plain(&owned);
+        }
+        self.visit_stmts_plain(stmts)
+    }
+
+    fn expand_cfg_if_stmts(&mut self, stmts: &[Stmt], depth: usize) -> Vec<Stmt> {
+        let mut owned = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            match stmt_cfg_if(s) {
+                Some(_) if !attrs::holds(attrs::stmt_attrs(s), self.cfg) => {}
+                Some(mac) if depth < 16 => {
+                    let file = self.file.clone();
+                    match loader::expand_cfg_if_stmts(mac, self.cfg, &file, self.sink) {
+                        Some(inner) => owned.extend(self.expand_cfg_if_stmts(&inner, depth + 1)),
+                        None => owned.push(s.clone()),
+                    }
+                }
+                _ => owned.push(s.clone()),
+            }
+        }
+        owned
+    }
+
+    fn visit_stmts_plain(&mut self, stmts: &[Stmt]) {
+        let pushed = self.push_layer(stmts);
+        self.with_locals_scope(|this| {
+            for s in stmts {
+                this.visit_stmt(s);
+            }
+        });
+        if pushed {
+            self.pop_layer();
+        }
+    }
+
+    fn include(&mut self, mac: &syn::Macro) {
+        let span = first_span(&mac.path);
+        let Some(rel) = loader::include_literal(&mac.tokens) else {
+            self.add(Capability::Unanalyzed, span, "include! of a generated file");
+            return;
+        };
+        let target = super::paths::join(super::paths::dir_of(&self.file), &rel);
+        let Some((target, bytes)) = target.and_then(|t| self.tree.get(&t).map(|b| (t, b))) else {
+            self.add(Capability::Unanalyzed, span, format!("include! of a missing file: {rel}"));
+            return;
+        };
+        if self.includes.len() >= MAX_INCLUDE_DEPTH || self.includes.contains(&target) {
+            self.add(Capability::Unanalyzed, span, format!("include! cycle: {rel}"));
+            return;
+        }
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            self.sink.add_at(Capability::Unanalyzed, &target, 1, 1, "source file is not UTF-8");
+            return;
+        };
+        let saved = std::mem::replace(&mut self.file, Rc::from(target.as_str()));
+        self.includes.push(target.clone());
+        if let Ok(e) = syn::parse_str::<Expr>(text) {
+            self.visit_expr(&e);
+        } else {
+            match syn::parse_file(text) {
+                Ok(f) => self.visit_loose_items(f.items),
+                Err(e) => self.add(Capability::Unanalyzed, e.span(), format!("parse error: {e}")),
+            }
+        }
+        self.includes.pop();
+        self.file = saved;
+    }
+
+    /// Every macro invocation.
+    fn macro_call(&mut self, mac: &syn::Macro, item_position: bool) {
+        let Some(last) = mac.path.segments.last() else { return };
+        let name = last.ident.to_string();
+        let std_path = mac.path.segments.len() == 1 || loader::is_std_macro(&mac.path, &name);
+        if ASM_MACROS.contains(&name.as_str()) && self.is_asm_path(&mac.path) {
+            self.add(Capability::Asm, first_span(&mac.path), format!("{name}!"));
+            self.scan_tokens(mac.tokens.clone(), false);
+            return;
+        }
+        if std_path && name == "include" {
+            self.include(mac);
+            return;
+        }
+        if std_path && INERT_MACROS.contains(&name.as_str()) {
+            return;
+        }
+        if std_path && EXPR_MACROS.contains(&name.as_str()) {
+            match mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated) {
+                Ok(exprs) => exprs.iter().for_each(|e| self.visit_expr(e)),
+                Err(_) => self.scan_tokens(mac.tokens.clone(), false),
+            }
+            return;
+        }
+        // Unknown macro: the tokens always (fail closed), and whatever syn understands.
+        self.scan_tokens(mac.tokens.clone(), false);
+        if !item_position
+            && let Ok(exprs) = mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        {
+            exprs.iter().for_each(|e| self.visit_expr(e));
+            return;
+        }
+        if let Ok(stmts) = mac.parse_body_with(syn::Block::parse_within) {
+            self.visit_stmts(&stmts);
+        }
+    }
+
+    fn is_asm_path(&self, p: &syn::Path) -> bool {
+        if p.segments.len() == 1 {
+            return true;
+        }
+        let up = UsePath::from_path(p);
+        match self.r.resolve(self.ctx(), &up, false).and_then(|r| self.r.finalize(r)) {
+            Some(Target::Path(segs)) => {
+                segs.len() == 3 && (segs[0] == "std" || segs[0] == "core") && segs[1] == "arch"
+            }
+            _ => false,
+        }
+    }
+
+    /// Scan a token stream for what it would show if compiled: paths (`a::b::c`, resolved
+    /// like written code), method chains on known types, `unsafe`, `asm!`, `extern "ABI"`.
+    /// `dollar`: a `macro_rules!` body, where `$name` fragments are skipped and `$crate` is
+    /// the crate root.
+    pub fn scan_tokens(&mut self, ts: TokenStream, dollar: bool) {
+        let toks: Vec<TokenTree> = ts.into_iter().collect();
+        let mut claimed = vec![false; toks.len()];
+        let mut i = 0;
+        while i < toks.len() {
+            match &toks[i] {
+                TokenTree::Group(g) => {
+                    self.scan_tokens(g.stream(), dollar);
+                    i += 1;
+                }
+                TokenTree::Literal(_) => i += 1,
+                TokenTree::Punct(p) => {
+                    let c = p.as_char();
+                    if c == '#' {
+                        // Attributes (doc comments included) are not uses.
+                        let mut j = i + 1;
+                        if matches!(toks.get(j), Some(TokenTree::Punct(b)) if b.as_char() == '!') {
+                            j += 1;
+                        }
+                        if matches!(toks.get(j), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket) {
+                            i = j + 1;
+                            continue;
+                        }
+                        i += 1;
+                    } else if c == '$' && dollar {
+                        match toks.get(i + 1) {
+                            Some(TokenTree::Ident(id)) if id == "crate" => {
+                                i = self.scan_path(&toks, i + 1, &mut claimed);
+                            }
+                            Some(TokenTree::Ident(_)) => {
+                                i += 2;
+                                // `$x:frag` in a matcher.
+                                if let (Some(TokenTree::Punct(colon)), Some(TokenTree::Ident(_))) = (toks.get(i), toks.get(i + 1))
+                                    && colon.as_char() == ':'
+                                    && colon.spacing() == Spacing::Alone
+                                {
+                                    i += 2;
+                                }
+                            }
+                            _ => i += 1,
+                        }
+                    } else if c == ':'
+                        && p.spacing() == Spacing::Joint
+                        && matches!(toks.get(i + 1), Some(TokenTree::Punct(q)) if q.as_char() == ':')
+                        && matches!(toks.get(i + 2), Some(TokenTree::Ident(_)))
+                        && leading_allowed(i.checked_sub(1).map(|k| &toks[k]))
+                    {
+                        i = self.scan_path(&toks, i, &mut claimed);
+                    } else {
+                        i += 1;
+                    }
+                }
+                TokenTree::Ident(id) => {
+                    let s = id.to_string();
+                    let prev = i.checked_sub(1).map(|k| &toks[k]);
+                    let after_dot = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '.');
+                    let after_def = matches!(prev, Some(TokenTree::Ident(k)) if DEF_KEYWORDS.contains(&k.to_string().as_str()));
+                    if after_dot {
+                        if !claimed[i] && matches!(toks.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis) {
+                            self.report_trait_method(&s, id.span());
+                        }
+                        i += 1;
+                        continue;
+                    }
+                    match s.as_str() {
+                        "unsafe" => {
+                            self.scan_unsafe(&toks, i);
+                            i += 1;
+                            continue;
+                        }
+                        "extern" => {
+                            i = self.scan_extern(&toks, i, dollar);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    let bang = matches!(toks.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!');
+                    if bang {
+                        if ASM_MACROS.contains(&s.as_str()) {
+                            self.add(Capability::Asm, id.span(), format!("{s}!"));
+                        }
+                        i += 2;
+                        // The arguments of an inert macro (`stringify!(..)`) are not code.
+                        if INERT_MACROS.contains(&s.as_str()) && matches!(toks.get(i), Some(TokenTree::Group(_))) {
+                            i += 1;
+                        }
+                        continue;
+                    }
+                    if after_def || after_colons(&toks, i) {
+                        // A name being defined, or the rest of a path we do not look at
+                        // (`Self::x`, `<T>::x`): skip the whole path.
+                        i = skip_path(&toks, i);
+                        continue;
+                    }
+                    if KEYWORDS.contains(&s.as_str()) && s != "self" {
+                        i += 1;
+                        continue;
+                    }
+                    i = self.scan_path(&toks, i, &mut claimed);
+                }
+            }
+        }
+    }
+
+    /// A path starting at `toks[start]` (an identifier, `$crate` or `::`): report it and any
+    /// method chain after a call of it. Returns the index after the path.
+    fn scan_path(&mut self, toks: &[TokenTree], start: usize, claimed: &mut [bool]) -> usize {
+        let mut j = start;
+        let mut up = UsePath { leading: false, segs: Vec::new() };
+        let mut span = None;
+        if let TokenTree::Punct(_) = &toks[j] {
+            up.leading = true;
+            span = Some(toks[j].span());
+            j += 2;
+        }
+        while let Some(TokenTree::Ident(id)) = toks.get(j) {
+            let mut s = id.to_string();
+            if s == "crate" && j > 0 && matches!(&toks[j - 1], TokenTree::Punct(p) if p.as_char() == '$') {
+                s = "$crate".to_string();
+            }
+            span.get_or_insert(id.span());
+            up.segs.push(s);
+            j += 1;
+            let colons = matches!((toks.get(j), toks.get(j + 1)), (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':');
+            if colons && matches!(toks.get(j + 2), Some(TokenTree::Ident(_))) {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+        let Some(span) = span else { return start + 1 };
+        if up.segs.is_empty() {
+            return j.max(start + 1);
+        }
+        // A macro path (`a::b!`) is not a value.
+        if matches!(toks.get(j), Some(TokenTree::Punct(p)) if p.as_char() == '!') {
+            return j + 1;
+        }
+        if up.segs == ["self"] {
+            return j;
+        }
+        let local = up.segs.len() == 1 && !up.leading && self.is_local(&up.segs[0]);
+        let mut ty = None;
+        let is_call = matches!(toks.get(j), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis);
+        if local {
+            ty = self.local_type(&up.segs[0]);
+        } else {
+            self.report_path(&up, span);
+            if is_call {
+                ty = self.r.assoc_type(self.ctx(), &up);
+            }
+        }
+        if let Some(ty) = ty {
+            // `.method(..)` links, with `?` between them.
+            let mut k = if is_call { j + 1 } else { j };
+            loop {
+                while matches!(toks.get(k), Some(TokenTree::Punct(p)) if p.as_char() == '?') {
+                    k += 1;
+                }
+                let dot = matches!(toks.get(k), Some(TokenTree::Punct(p)) if p.as_char() == '.');
+                let (Some(TokenTree::Ident(m)), Some(TokenTree::Group(g))) = (toks.get(k + 1), toks.get(k + 2)) else { break };
+                if !dot || g.delimiter() != Delimiter::Parenthesis {
+                    break;
+                }
+                claimed[k + 1] = true;
+                self.report_method(&ty, &m.to_string(), m.span());
+                k += 3;
+            }
+        }
+        j
+    }
+
+    fn scan_unsafe(&mut self, toks: &[TokenTree], i: usize) {
+        let span = toks[i].span();
+        match (toks.get(i + 1), toks.get(i + 2)) {
+            (Some(TokenTree::Group(g)), _) if g.delimiter() == Delimiter::Brace => {
+                self.add(Capability::Unsafe, span, "unsafe block");
+            }
+            (Some(TokenTree::Ident(k)), Some(TokenTree::Ident(n))) if k == "fn" => {
+                self.add(Capability::Unsafe, span, format!("unsafe fn {n}"));
+            }
+            (Some(TokenTree::Ident(k)), Some(TokenTree::Ident(n))) if k == "trait" => {
+                self.add(Capability::Unsafe, span, format!("unsafe trait {n}"));
+            }
+            (Some(TokenTree::Ident(k)), _) if k == "impl" => self.add(Capability::Unsafe, span, "unsafe impl"),
+            _ => {}
+        }
+    }
+
+    /// `extern "ABI" fn name`, `extern "ABI" { fn name(); }` (foreign items: `ffi` and, unless
+    /// `pub`, the symbol's capabilities). Returns the next index.
+    fn scan_extern(&mut self, toks: &[TokenTree], i: usize, dollar: bool) -> usize {
+        let mut j = i + 1;
+        let abi = match toks.get(j) {
+            Some(TokenTree::Literal(l)) => {
+                j += 1;
+                syn::parse2::<syn::LitStr>(TokenTree::Literal(l.clone()).into()).map_or_else(|_| "C".to_string(), |s| s.value())
+            }
+            Some(TokenTree::Ident(id)) if id == "crate" => return i + 2,
+            _ => "C".to_string(),
+        };
+        if abi == "Rust" {
+            return j;
+        }
+        match (toks.get(j), toks.get(j + 1)) {
+            (Some(TokenTree::Ident(f)), Some(TokenTree::Ident(n))) if f == "fn" => {
+                self.add(Capability::Ffi, f.span(), format!("extern \"{abi}\" fn {n}"));
+                j + 2
+            }
+            (Some(TokenTree::Group(g)), _) if g.delimiter() == Delimiter::Brace => {
+                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                for (k, t) in inner.iter().enumerate() {
+                    let TokenTree::Ident(kw) = t else { continue };
+                    if kw != "fn" && kw != "static" {
+                        continue;
+                    }
+                    let mut n = k + 1;
+                    if matches!(inner.get(n), Some(TokenTree::Ident(m)) if m == "mut") {
+                        n += 1;
+                    }
+                    let Some(TokenTree::Ident(name)) = inner.get(n) else { continue };
+                    let public = k > 0 && matches!(&inner[k - 1], TokenTree::Ident(p) if p == "pub");
+                    let what = if kw == "fn" { "fn" } else { "static" };
+                    let label = format!("extern \"{abi}\" {what} {name}");
+                    self.add(Capability::Ffi, kw.span(), label.clone());
+                    if !public {
+                        for c in self.rules.symbol(&name.to_string()) {
+                            self.add(c, kw.span(), label.clone());
+                        }
+                    }
+                }
+                self.scan_tokens(g.stream(), dollar);
+                j + 1
+            }
+            _ => j,
+        }
+    }
+
+    /// Push a block scope for the items of `stmts`, if any.
+    fn push_layer(&mut self, stmts: &[Stmt]) -> bool {
+        let mut layer = NameScope::default();
+        let mut any = false;
+        for s in stmts {
+            if let Stmt::Item(item) = s
+                && !matches!(item, Item::Macro(_) | Item::Impl(_))
+                && attrs::holds(attrs::item_attrs(item), self.cfg)
+            {
+                layer.add_item(item, self.cfg);
+                any = true;
+            }
+        }
+        if !any {
+            return false;
+        }
+        let traits = self.r.traits_of(self.ctx(), &layer);
+        self.layers.push(layer);
+        self.layer_traits.push(traits);
+        true
+    }
+
+    fn pop_layer(&mut self) {
+        self.layers.pop();
+        self.layer_traits.pop();
+    }
+}
+
+/// The `cfg_if!` invocation a statement is, if any.
+fn stmt_cfg_if(s: &Stmt) -> Option<&syn::Macro> {
+    let mac = match s {
+        Stmt::Macro(m) => &m.mac,
+        Stmt::Item(Item::Macro(m)) if m.ident.is_none() => &m.mac,
+        _ => return None,
+    };
+    loader::is_cfg_if(&mac.path).then_some(mac)
+}
+
+/// Whether `::` after `prev` starts a path (`::std::x`) rather than continuing one
+/// (`Vec::<u8>::new`, `Self::x`).
+fn leading_allowed(prev: Option<&TokenTree>) -> bool {
+    match prev {
+        None => true,
+        Some(TokenTree::Ident(id)) => KEYWORDS.contains(&id.to_string().as_str()) && id != "Self",
+        Some(TokenTree::Punct(p)) => p.as_char() != '>',
+        Some(_) => false,
+    }
+}
+
+/// Whether the identifier at `i` follows `::` (it continues a path).
+fn after_colons(toks: &[TokenTree], i: usize) -> bool {
+    i >= 2
+        && matches!(&toks[i - 1], TokenTree::Punct(p) if p.as_char() == ':')
+        && matches!(&toks[i - 2], TokenTree::Punct(p) if p.as_char() == ':' && p.spacing() == Spacing::Joint)
+}
+
+/// The index after the path `ident (:: ident)*` starting at `i`.
+fn skip_path(toks: &[TokenTree], mut i: usize) -> usize {
+    i += 1;
+    while let (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), Some(TokenTree::Ident(_))) =
+        (toks.get(i), toks.get(i + 1), toks.get(i + 2))
+    {
+        if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':' {
+            i += 3;
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+impl<'ast> Visit<'ast> for Analyzer<'_> {
+    // Nothing in attributes is a use (doc comments, derives, cfgs).
+    fn visit_attribute(&mut self, _: &'ast syn::Attribute) {}
+    // Paths are handled where they are values; in types, bounds, patterns, visibility: not uses.
+    fn visit_path(&mut self, _: &'ast syn::Path) {}
+    fn visit_generics(&mut self, _: &'ast syn::Generics) {}
+    fn visit_pat(&mut self, _: &'ast Pat) {}
+    fn visit_item_use(&mut self, _: &'ast syn::ItemUse) {}
+    fn visit_item_extern_crate(&mut self, _: &'ast syn::ItemExternCrate) {}
+
+    /// Types are not uses, except the expressions inside them (array lengths).
+    fn visit_type(&mut self, t: &'ast Type) {
+        match t {
+            Type::Array(a) => {
+                self.visit_type(&a.elem);
+                self.visit_expr(&a.len);
+            }
+            Type::Slice(s) => self.visit_type(&s.elem),
+            Type::Reference(r) => self.visit_type(&r.elem),
+            Type::Ptr(p) => self.visit_type(&p.elem),
+            Type::Paren(p) => self.visit_type(&p.elem),
+            Type::Group(g) => self.visit_type(&g.elem),
+            Type::Tuple(t) => t.elems.iter().for_each(|e| self.visit_type(e)),
+            _ => {}
+        }
+    }
+
+    fn visit_item(&mut self, i: &'ast Item) {
+        if !attrs::holds(attrs::item_attrs(i), self.cfg) {
+            return;
+        }
+        match i {
+            Item::Verbatim(ts) => self.scan_tokens(ts.clone(), false),
+            _ => visit::visit_item(self, i),
+        }
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        // Only modules inside function bodies get here (module-level ones are modules).
+        if let Some((_, items)) = &m.content {
+            let saved = std::mem::take(&mut self.locals);
+            for it in items {
+                self.visit_item(it);
+            }
+            self.locals = saved;
+        }
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.fn_findings(&f.attrs, &f.sig);
+        self.fn_body(&f.sig, &f.block);
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.fn_findings(&f.attrs, &f.sig);
+        self.fn_body(&f.sig, &f.block);
+    }
+
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        self.fn_findings(&f.attrs, &f.sig);
+        if let Some(b) = &f.default {
+            self.fn_body(&f.sig, b);
+        }
+    }
+
+    fn visit_impl_item(&mut self, i: &'ast syn::ImplItem) {
+        if !attrs::holds(attrs::impl_item_attrs(i), self.cfg) {
+            return;
+        }
+        match i {
+            syn::ImplItem::Verbatim(ts) => self.scan_tokens(ts.clone(), false),
+            syn::ImplItem::Macro(m) => self.macro_call(&m.mac, true),
+            _ => visit::visit_impl_item(self, i),
+        }
+    }
+
+    fn visit_trait_item(&mut self, i: &'ast syn::TraitItem) {
+        if !attrs::holds(attrs::trait_item_attrs(i), self.cfg) {
+            return;
+        }
+        match i {
+            syn::TraitItem::Verbatim(ts) => self.scan_tokens(ts.clone(), false),
+            syn::TraitItem::Macro(m) => self.macro_call(&m.mac, true),
+            _ => visit::visit_trait_item(self, i),
+        }
+    }
+
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        if let Some(u) = &i.unsafety {
+            self.add(Capability::Unsafe, u.span, "unsafe impl");
+        }
+        for it in &i.items {
+            self.visit_impl_item(it);
+        }
+    }
+
+    fn visit_item_trait(&mut self, t: &'ast syn::ItemTrait) {
+        if let Some(u) = &t.unsafety {
+            self.add(Capability::Unsafe, u.span, format!("unsafe trait {}", t.ident));
+        }
+        for it in &t.items {
+            self.visit_trait_item(it);
+        }
+    }
+
+    fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
+        if let Some(p) = self.export_attr(&s.attrs) {
+            self.add(Capability::Ffi, s.static_token.span, format!("{p} static {}", s.ident));
+        }
+        self.visit_expr(&s.expr);
+    }
+
+    fn visit_item_foreign_mod(&mut self, fm: &'ast syn::ItemForeignMod) {
+        let abi = abi_name(&fm.abi);
+        if abi == "Rust" {
+            return;
+        }
+        for (name, span) in attrs::links(&attrs::effective(&fm.attrs, self.cfg)) {
+            let p = match name {
+                Some(n) => format!("#[link(name = \"{n}\")]"),
+                None => "#[link]".to_string(),
+            };
+            self.add(Capability::Ffi, span, p);
+        }
+        for it in &fm.items {
+            if !attrs::holds(attrs::foreign_item_attrs(it), self.cfg) {
+                continue;
+            }
+            let (what, ident, attrs, vis, span) = match it {
+                syn::ForeignItem::Fn(f) => ("fn", &f.sig.ident, &f.attrs, &f.vis, f.sig.fn_token.span),
+                syn::ForeignItem::Static(s) => ("static", &s.ident, &s.attrs, &s.vis, s.static_token.span),
+                syn::ForeignItem::Macro(m) => {
+                    self.macro_call(&m.mac, true);
+                    continue;
+                }
+                syn::ForeignItem::Verbatim(ts) => {
+                    self.scan_tokens(ts.clone(), false);
+                    continue;
+                }
+                _ => continue,
+            };
+            let attrs = attrs::effective(attrs, self.cfg);
+            let symbol = attrs::str_value(&attrs, "link_name").map_or_else(|| ident.to_string(), |(s, _)| s);
+            let label = format!("extern \"{abi}\" {what} {symbol}");
+            self.add(Capability::Ffi, span, label.clone());
+            // A `pub` foreign item is an export (as in `libc`): its users get the symbol's
+            // capabilities, through `Exports`.
+            if !matches!(vis, syn::Visibility::Public(_)) {
+                for c in self.rules.symbol(&symbol) {
+                    self.add(c, span, label.clone());
+                }
+            }
+        }
+    }
+
+    fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
+        if m.mac.path.is_ident("macro_rules") {
+            self.scan_tokens(m.mac.tokens.clone(), true);
+        } else {
+            self.macro_call(&m.mac, true);
+        }
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.macro_call(m, false);
+    }
+
+    fn visit_stmt(&mut self, s: &'ast Stmt) {
+        if attrs::holds(attrs::stmt_attrs(s), self.cfg) {
+            visit::visit_stmt(self, s);
+        }
+    }
+
+    fn visit_variant(&mut self, v: &'ast syn::Variant) {
+        if attrs::holds(&v.attrs, self.cfg)
+            && let Some((_, e)) = &v.discriminant
+        {
+            self.visit_expr(e);
+        }
+    }
+
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        if !attrs::holds(attrs::expr_attrs(e), self.cfg) {
+            return;
+        }
+        match e {
+            Expr::Verbatim(ts) => self.scan_tokens(ts.clone(), false),
+            _ => visit::visit_expr(self, e),
+        }
+    }
+
+    fn visit_expr_unsafe(&mut self, u: &'ast syn::ExprUnsafe) {
+        self.add(Capability::Unsafe, u.unsafe_token.span, "unsafe block");
+        self.visit_block(&u.block);
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if let Some(q) = &p.qself {
+            // `<T>::f` names T's f; `<T as Trait>::f` names Trait's f (and T's).
+            if let Type::Path(tp) = &*q.ty
+                && tp.qself.is_none()
+            {
+                let mut up = UsePath::from_path(&tp.path);
+                let skip = q.position;
+                up.segs.extend(p.path.segments.iter().skip(skip).map(|s| s.ident.to_string()));
+                self.report_path(&up, first_span(&tp.path));
+            }
+            if q.position > 0 {
+                self.report_path(&UsePath::from_path(&p.path), first_span(&p.path));
+            }
+            return;
+        }
+        self.report_path(&UsePath::from_path(&p.path), first_span(&p.path));
+    }
+
+    fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
+        if s.qself.is_none() {
+            self.report_path(&UsePath::from_path(&s.path), first_span(&s.path));
+        }
+        for f in &s.fields {
+            if attrs::holds(&f.attrs, self.cfg) {
+                self.visit_expr(&f.expr);
+            }
+        }
+        if let Some(r) = &s.rest {
+            self.visit_expr(r);
+        }
+    }
+
+    /// A whole method chain at once (linear in its length): the type of its root, then each
+    /// link, innermost first, looked up on that type (the builder guess), then the root and
+    /// the arguments.
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let mut chain: Vec<&'ast syn::ExprMethodCall> = vec![m];
+        let mut root: &'ast Expr = &m.receiver;
+        loop {
+            match root {
+                Expr::MethodCall(inner) if attrs::holds(&inner.attrs, self.cfg) => {
+                    chain.push(inner);
+                    root = &inner.receiver;
+                }
+                Expr::Try(t) if t.attrs.is_empty() => root = &t.expr,
+                Expr::Paren(p) if p.attrs.is_empty() => root = &p.expr,
+                Expr::Await(a) if a.attrs.is_empty() => root = &a.base,
+                _ => break,
+            }
+        }
+        let ty = self.type_of(root);
+        for link in chain.iter().rev() {
+            let name = link.method.to_string();
+            match &ty {
+                Some(t) => self.report_method(t, &name, link.method.span()),
+                None => self.report_trait_method(&name, link.method.span()),
+            }
+        }
+        self.visit_expr(root);
+        for link in chain.iter().rev() {
+            for a in &link.args {
+                self.visit_expr(a);
+            }
+        }
+    }
+
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        self.visit_stmts(&b.stmts);
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        let mut ty = None;
+        if let Some(init) = &l.init {
+            self.visit_expr(&init.expr);
+            if let Some((_, d)) = &init.diverge {
+                self.visit_expr(d);
+            }
+            ty = self.type_of(&init.expr);
+        }
+        self.bind_pat(&l.pat, ty);
+    }
+
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        self.with_locals_scope(|this| {
+            for p in &c.inputs {
+                this.bind_pat(p, None);
+            }
+            this.visit_expr(&c.body);
+        });
+    }
+
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        self.visit_expr(&f.expr);
+        self.with_locals_scope(|this| {
+            this.bind_pat(&f.pat, None);
+            this.visit_block(&f.body);
+        });
+    }
+
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        if !attrs::holds(&a.attrs, self.cfg) {
+            return;
+        }
+        self.with_locals_scope(|this| {
+            this.bind_pat(&a.pat, None);
+            if let Some((_, g)) = &a.guard {
+                this.visit_expr(g);
+            }
+            this.visit_expr(&a.body);
+        });
+    }
+
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        self.with_locals_scope(|this| {
+            this.visit_expr(&i.cond);
+            this.visit_block(&i.then_branch);
+        });
+        if let Some((_, e)) = &i.else_branch {
+            self.visit_expr(e);
+        }
+    }
+
+    fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+        self.with_locals_scope(|this| {
+            this.visit_expr(&w.cond);
+            this.visit_block(&w.body);
+        });
+    }
+
+    fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+        self.visit_expr(&l.expr);
+        let ty = self.type_of(&l.expr);
+        self.bind_pat(&l.pat, ty);
+    }
+}

@@ -1,0 +1,21 @@
+//! The capability surface: what every program of a workspace can do, from source alone.
+//!
+//! - [`model`]: the data (capabilities, findings, per-program and per-crate surfaces).
+//! - [`rules`]: the table mapping std, core, alloc and libc items to capabilities
+//!   (data/rules.toml, compiled in) and the user overlay.
+//! - [`cfg`]: target and feature cfg evaluation.
+//! - [`analyze`]: one crate's findings, from its source tree.
+//! - [`engine`]: the whole run, from a workspace on disk to its [`Surface`].
+//! - [`render`]: human, JSON and `explain` output.
+//!
+//! Architecture invariant: nothing here builds or runs the code it reads, and cargo is never
+//! invoked.
+
+pub mod analyze;
+pub mod cfg;
+pub mod engine;
+pub mod model;
+pub mod render;
+pub mod rules;
+
+pub use model::{Capability, CrateSurface, Finding, ProgramSurface, Scope, Surface};

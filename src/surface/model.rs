@@ -1,0 +1,174 @@
+//! The capability surface data model shared by the analyzer, the workspace graph, the
+//! renderers and the baseline.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// What a program, or a crate compiled into it, can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Capability {
+    FsRead,
+    FsWrite,
+    NetConnect,
+    NetListen,
+    ProcessSpawn,
+    EnvRead,
+    EnvWrite,
+    Ffi,
+    Unsafe,
+    Asm,
+    DynamicLoad,
+    BuildScript,
+    BuildProcMacro,
+    BuildNative,
+    Unanalyzed,
+}
+
+impl Capability {
+    pub const ALL: &'static [Capability] = &[
+        Capability::FsRead,
+        Capability::FsWrite,
+        Capability::NetConnect,
+        Capability::NetListen,
+        Capability::ProcessSpawn,
+        Capability::EnvRead,
+        Capability::EnvWrite,
+        Capability::Ffi,
+        Capability::Unsafe,
+        Capability::Asm,
+        Capability::DynamicLoad,
+        Capability::BuildScript,
+        Capability::BuildProcMacro,
+        Capability::BuildNative,
+        Capability::Unanalyzed,
+    ];
+
+    /// The stable name used in rules, baselines and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::FsRead => "fs.read",
+            Capability::FsWrite => "fs.write",
+            Capability::NetConnect => "net.connect",
+            Capability::NetListen => "net.listen",
+            Capability::ProcessSpawn => "process.spawn",
+            Capability::EnvRead => "env.read",
+            Capability::EnvWrite => "env.write",
+            Capability::Ffi => "ffi",
+            Capability::Unsafe => "unsafe",
+            Capability::Asm => "asm",
+            Capability::DynamicLoad => "dynamic-load",
+            Capability::BuildScript => "build.script",
+            Capability::BuildProcMacro => "build.proc-macro",
+            Capability::BuildNative => "build.native",
+            Capability::Unanalyzed => "unanalyzed",
+        }
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown capability {0:?}")]
+pub struct UnknownCapability(pub String);
+
+impl FromStr for Capability {
+    type Err = UnknownCapability;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Capability::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownCapability(s.to_string()))
+    }
+}
+
+impl Serialize for Capability {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Capability {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// When the code behind a finding runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// In the program.
+    Runtime,
+    /// At build time: build scripts and proc macros.
+    Build,
+}
+
+/// One place in the code that shows a capability.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Finding {
+    pub capability: Capability,
+    pub scope: Scope,
+    /// Path of the file relative to the package root, '/'-separated.
+    pub file: String,
+    /// 1-based.
+    pub line: u32,
+    /// 1-based, in characters.
+    pub column: u32,
+    /// What the code resolved to: `std::fs::write`, `libc::system`, `extern "C" fn execve`,
+    /// `unsafe block`, `asm!`, `parse error: ...`.
+    pub path: String,
+}
+
+/// One crate's contribution to a program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrateSurface {
+    pub name: String,
+    pub version: String,
+    pub capabilities: BTreeSet<Capability>,
+    pub findings: Vec<Finding>,
+    /// Package names from the program's package to this crate, both included.
+    pub via: Vec<String>,
+}
+
+/// One program (binary target) and everything compiled into it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramSurface {
+    pub name: String,
+    pub package: String,
+    pub capabilities: BTreeSet<Capability>,
+    /// Only crates with at least one capability, sorted by name then version.
+    pub crates: Vec<CrateSurface>,
+}
+
+/// Every program of a workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Surface {
+    /// The target triple the analysis was made for.
+    pub target: String,
+    pub programs: Vec<ProgramSurface>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        let mut seen = BTreeSet::new();
+        for c in Capability::ALL {
+            assert_eq!(c.as_str().parse::<Capability>().unwrap(), *c);
+            assert!(seen.insert(c.as_str()));
+        }
+        assert_eq!(seen.len(), 15);
+        assert!("fs.exec".parse::<Capability>().is_err());
+    }
+}

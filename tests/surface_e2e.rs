@@ -1,0 +1,300 @@
+//! End to end: a workspace with two programs and a handful of fixture dependencies served by
+//! the registry double; `velaris surface`, `explain`, and the ratchet (`bless`, `check`, `fmt`).
+
+#[path = "support/archives.rs"]
+mod archives;
+#[path = "support/registry_double.rs"]
+mod registry_double;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use registry_double::{RegistryDouble, cargo_home_replacing_crates_io, sha256_hex};
+use serde_json::Value;
+
+const CRATES_IO: &str = "registry+https://github.com/rust-lang/crates.io-index";
+
+struct Dep {
+    name: &'static str,
+    version: &'static str,
+    files: Vec<(&'static str, String)>,
+    deps: Vec<&'static str>,
+}
+
+fn manifest(name: &str, version: &str, deps: &str, build_deps: &str) -> String {
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"{version}\"\nedition = \"2021\"\n\n[dependencies]\n{deps}\n[build-dependencies]\n{build_deps}"
+    )
+}
+
+fn registry_deps() -> Vec<Dep> {
+    vec![
+        Dep {
+            name: "netlib",
+            version: "1.0.0",
+            files: vec![
+                ("Cargo.toml", manifest("netlib", "1.0.0", "", "")),
+                ("src/lib.rs", "pub fn get() {\n    let _ = std::net::TcpStream::connect(\"example.com:80\");\n}\n".into()),
+            ],
+            deps: vec![],
+        },
+        Dep {
+            name: "fslib",
+            version: "0.4.2",
+            files: vec![
+                ("Cargo.toml", manifest("fslib", "0.4.2", "", "")),
+                ("src/lib.rs", "pub use std::fs::write as put;\n\npub fn size(p: &str) -> u64 {\n    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)\n}\n".into()),
+                ("tests/t.rs", "#[test]\nfn t() { std::process::Command::new(\"true\"); }\n".into()),
+            ],
+            deps: vec![],
+        },
+        Dep {
+            name: "spawner",
+            version: "2.1.0",
+            files: vec![
+                ("Cargo.toml", manifest("spawner", "2.1.0", "", "cc = \"1\"\n")),
+                ("build.rs", "fn main() {\n    let _ = std::env::var(\"OUT_DIR\");\n    cc::compile();\n}\n".into()),
+                ("src/lib.rs", "pub fn run() {\n    let _ = std::process::Command::new(\"ls\").status();\n}\n".into()),
+            ],
+            deps: vec!["cc"],
+        },
+        Dep {
+            name: "cc",
+            version: "1.2.0",
+            files: vec![
+                ("Cargo.toml", manifest("cc", "1.2.0", "", "")),
+                ("src/lib.rs", "pub fn compile() {\n    let _ = std::process::Command::new(\"gcc\").status();\n}\n".into()),
+            ],
+            deps: vec![],
+        },
+    ]
+}
+
+struct World {
+    reg: RegistryDouble,
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+    cache: tempfile::TempDir,
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+impl World {
+    fn new() -> World {
+        let reg = RegistryDouble::start();
+        let home = cargo_home_replacing_crates_io(&reg.index_url());
+        let w = World { reg, home, ws: tempfile::tempdir().unwrap(), cache: tempfile::tempdir().unwrap() };
+        let root = w.ws.path();
+        let mut lock = String::from("version = 3\n\n");
+        let mut deps = registry_deps();
+        deps.sort_by_key(|d| d.name);
+        for d in &deps {
+            let files: Vec<(&str, &str)> = d.files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+            let bytes = archives::crate_bytes(d.name, d.version, &files);
+            w.reg.add_crate(d.name, d.version, &bytes);
+            lock.push_str(&format!(
+                "[[package]]\nname = \"{}\"\nversion = \"{}\"\nsource = \"{CRATES_IO}\"\nchecksum = \"{}\"\n",
+                d.name,
+                d.version,
+                sha256_hex(&bytes)
+            ));
+            if !d.deps.is_empty() {
+                lock.push_str(&format!("dependencies = [{}]\n", d.deps.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ")));
+            }
+            lock.push('\n');
+        }
+        lock.push_str("[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\"fslib\", \"netlib\"]\n\n");
+        lock.push_str("[[package]]\nname = \"tool\"\nversion = \"0.1.0\"\ndependencies = [\"fslib\", \"spawner\"]\n");
+        write(root, "Cargo.lock", &lock);
+        write(root, "Cargo.toml", "[workspace]\nmembers = [\"app\", \"tool\"]\nresolver = \"2\"\n");
+        write(root, "app/Cargo.toml", &manifest("app", "0.1.0", "netlib = \"1\"\nfslib = \"0.4\"\n", ""));
+        write(root, "app/src/main.rs", "fn main() {\n    netlib::get();\n    let _ = fslib::put(\"out.txt\", \"x\");\n}\n");
+        write(root, "tool/Cargo.toml", &manifest("tool", "0.1.0", "spawner = \"2\"\nfslib = \"0.4\"\n", ""));
+        write(root, "tool/src/main.rs", "fn main() {\n    spawner::run();\n    println!(\"{}\", fslib::size(\"x\"));\n}\n");
+        w
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_velaris"))
+            .args(args)
+            .current_dir(self.ws.path())
+            .env("CARGO_HOME", self.home.path())
+            .env("VELARIS_CACHE_DIR", self.cache.path())
+            .env("NO_COLOR", "1")
+            .env_remove("HTTP_PROXY")
+            .env_remove("HTTPS_PROXY")
+            .env_remove("http_proxy")
+            .env_remove("https_proxy")
+            .output()
+            .unwrap()
+    }
+}
+
+fn ok(o: &Output) -> String {
+    assert_eq!(o.status.code(), Some(0), "stdout: {}\nstderr: {}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn program<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["programs"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name}: {doc:#}"))
+}
+
+fn caps(v: &Value) -> Vec<String> {
+    v["capabilities"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect()
+}
+
+fn krate<'a>(p: &'a Value, name: &str) -> &'a Value {
+    p["crates"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name} in {p:#}"))
+}
+
+#[test]
+fn per_program_surfaces_with_evidence_and_build_scope() {
+    let w = World::new();
+    let doc: Value = serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap();
+    assert_eq!(doc["schema"], "velaris/surface/v1");
+    assert_eq!(doc["target"], "x86_64-unknown-linux-gnu");
+
+    let app = program(&doc, "app");
+    assert_eq!(app["package"], "app");
+    assert_eq!(caps(app), ["fs.read", "fs.write", "net.connect"].iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{app:#}");
+    // The program's own package holds the re-exported std::fs::write it calls.
+    let own = krate(app, "app");
+    assert_eq!(caps(own), vec!["fs.write"]);
+    let f = &own["findings"][0];
+    assert_eq!((f["file"].as_str(), f["line"].as_u64(), f["scope"].as_str()), (Some("src/main.rs"), Some(3), Some("runtime")));
+    assert_eq!(f["path"], "std::fs::write");
+    let net = krate(app, "netlib");
+    assert_eq!(net["via"], serde_json::json!(["app", "netlib"]));
+    assert_eq!(net["findings"][0]["line"], 2);
+    // fslib's tests/ directory is not compiled into the program.
+    assert!(!caps(krate(app, "fslib")).contains(&"process.spawn".to_string()));
+
+    let tool = program(&doc, "tool");
+    let tc = caps(tool);
+    for c in ["process.spawn", "build.script", "env.read", "fs.read"] {
+        assert!(tc.contains(&c.to_string()), "{c}: {tc:?}");
+    }
+    assert!(!tc.contains(&"net.connect".to_string()));
+    let sp = krate(tool, "spawner");
+    let scopes: Vec<(String, String)> = sp["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["capability"].as_str().unwrap().to_string(), f["scope"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(scopes.contains(&("process.spawn".into(), "runtime".into())), "{scopes:?}");
+    assert!(scopes.contains(&("env.read".into(), "build".into())), "{scopes:?}");
+    assert!(scopes.contains(&("build.script".into(), "build".into())), "{scopes:?}");
+    assert!(scopes.contains(&("build.native".into(), "build".into())), "a cc build-dependency: {scopes:?}");
+    let cc = krate(tool, "cc");
+    assert_eq!(cc["via"], serde_json::json!(["tool", "spawner", "cc"]));
+    assert!(cc["findings"].as_array().unwrap().iter().all(|f| f["scope"] == "build"), "{cc:#}");
+
+    // Human output names the same things.
+    let human = ok(&w.run(&["surface"]));
+    assert!(human.contains("program app (package app): fs.read, fs.write, net.connect"), "{human}");
+    assert!(human.contains("netlib 1.0.0: src/lib.rs:2:"), "{human}");
+}
+
+#[test]
+fn explain_shows_every_finding_with_an_excerpt() {
+    let w = World::new();
+    let out = ok(&w.run(&["explain", "tool", "process.spawn"]));
+    assert!(out.contains("program tool has process.spawn"), "{out}");
+    assert!(out.contains("spawner 2.1.0  (via tool -> spawner)"), "{out}");
+    assert!(out.contains("std::process::Command"), "{out}");
+    assert!(out.contains("let _ = std::process::Command::new(\"ls\").status();"), "{out}");
+    let no = w.run(&["explain", "app", "process.spawn"]);
+    assert!(ok(&no).contains("does not have process.spawn"));
+    let bad = w.run(&["explain", "app", "fs.exec"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn results_are_cached_and_a_second_run_fetches_nothing() {
+    let w = World::new();
+    let first = ok(&w.run(&["surface", "--format", "json"]));
+    let n = w.reg.requests().len();
+    let second = ok(&w.run(&["surface", "--format", "json", "--offline"]));
+    assert_eq!(first, second);
+    assert_eq!(w.reg.requests().len(), n);
+    assert!(w.cache.path().join("surface").is_dir());
+}
+
+#[test]
+fn a_tampered_dependency_stops_the_analysis() {
+    let w = World::new();
+    w.reg.tamper("netlib", "1.0.0", &archives::crate_bytes("netlib", "1.0.0", &[("src/lib.rs", "pub fn get() {}\n")]));
+    let o = w.run(&["surface"]);
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_repository_cannot_make_velaris_run_code() {
+    let w = World::new();
+    let marker = w.ws.path().join("MARKER");
+    let script = w.ws.path().join("evil.sh");
+    std::fs::write(&script, format!("#!/bin/sh\ntouch {}\nexit 1\n", marker.display())).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    write(
+        w.ws.path(),
+        ".cargo/config.toml",
+        &format!("[build]\nrustc = \"{0}\"\nrustc-wrapper = \"{0}\"\n", script.display()),
+    );
+    ok(&w.run(&["surface"]));
+    ok(&w.run(&["bless"]));
+    assert!(!marker.exists(), "a configured rustc or wrapper ran");
+}
+
+#[test]
+fn the_ratchet_holds_widens_and_narrows() {
+    let w = World::new();
+    let root = w.ws.path();
+    // No baseline yet: an error naming bless.
+    let o = w.run(&["check"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("velaris bless"));
+
+    ok(&w.run(&["bless"]));
+    let text = std::fs::read_to_string(root.join("velaris.capabilities")).unwrap();
+    assert!(text.contains("[program.app]"), "{text}");
+    ok(&w.run(&["check"]));
+    ok(&w.run(&["fmt", "--check"]));
+
+    // A reviewer's comment survives a bless.
+    let commented = text.replacen("[program.app]", "# reviewed: app only saves its output\n[program.app]", 1);
+    std::fs::write(root.join("velaris.capabilities"), &commented).unwrap();
+    ok(&w.run(&["bless"]));
+    assert!(std::fs::read_to_string(root.join("velaris.capabilities")).unwrap().contains("# reviewed: app only saves its output"));
+
+    // Widening: app now spawns a process.
+    write(root, "app/src/main.rs", "fn main() {\n    netlib::get();\n    let _ = fslib::put(\"out.txt\", \"x\");\n    let _ = std::process::Command::new(\"sh\");\n}\n");
+    let o = w.run(&["check", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["schema"], "velaris/check/v1");
+    assert_eq!(doc["holds"], false);
+    let widened = doc["widened"].as_array().unwrap();
+    assert!(widened.iter().any(|x| x["program"] == "app"), "{doc:#}");
+    assert!(widened.iter().any(|x| x["crate"] == "app"), "{doc:#}");
+    let human = w.run(&["check"]);
+    assert_eq!(human.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&human.stdout).contains("src/main.rs:4"), "{}", String::from_utf8_lossy(&human.stdout));
+
+    // Narrowing: back to the original, and netlib no longer used: passes, says bless.
+    ok(&w.run(&["bless"]));
+    write(root, "app/src/main.rs", "fn main() {\n    let _ = fslib::put(\"out.txt\", \"x\");\n}\n");
+    let o = w.run(&["check"]);
+    let out = ok(&o);
+    assert!(out.contains("velaris bless") || String::from_utf8_lossy(&o.stderr).contains("velaris bless"), "{out}");
+    let strict = w.run(&["check", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1));
+}
