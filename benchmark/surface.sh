@@ -21,7 +21,8 @@
 #                               benchmark/work) instead of the work tree
 #   WAIT_QUIET (300)            seconds to wait for other processes to leave the CPUs idle
 #   NICE (-20 as root, else 0)  autogroup nice of the measurements (not of the builds)
-set -euo pipefail
+set -Eeuo pipefail
+trap 'printf "error: line %s: %s failed\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 export LC_ALL=C
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -264,9 +265,9 @@ unanalyzed_md=$(jq -r '[.programs[].crates[] | "\(.name) \(.version)" as $k | .f
     | .[] | "| \(.why) | \(.n) | \(.eg) |"' "$JSON")
 an_err=$OUT/cold-analysis-1.err
 n_panics=$(grep -c 'panicked at' "$an_err" || true)
-panic_kinds=$({ grep -A1 'panicked at' "$an_err" || true; } | { grep -v -e 'panicked at' -e '^--$' || true; } | sort | uniq -c | sort -rn | head -5 \
+panic_kinds=$({ grep -A1 'panicked at' "$an_err" || true; } | { grep -v -e 'panicked at' -e '^--$' || true; } | sort | uniq -c | sort -rn | awk 'NR <= 5' \
     | awk '{ n = $1; $1 = ""; sub(/^ /, ""); printf "%s× `%s`; ", n, $0 }' | sed 's/; $//')
-panic_where=$({ grep -o 'panicked at [^ ]*' "$an_err" || true; } | sort | uniq -c | sort -rn | head -3 | awk '{ printf "%s× %s; ", $1, $4 }' | sed 's/; $//')
+panic_where=$({ grep -o 'panicked at [^ ]*' "$an_err" || true; } | sort | uniq -c | sort -rn | awk 'NR <= 3' | awk '{ printf "%s× %s; ", $1, $4 }' | sed 's/; $//')
 warm_err_lines=$(cat "$OUT"/warm-*.err | wc -l)
 log "$n_programs program(s), $n_with_findings crates with findings, $n_unanalyzed with unanalyzed; $n_panics panics on stderr (cold analysis)"
 
@@ -300,7 +301,7 @@ awk '/^name = / { n = $3 } /^version = / { v = $3 } /^checksum = / { c = $3; gsu
     "$PROJ/Cargo.lock" >"$WORK/surface-checksums.txt"
 top_md=$(awk -F'\t' 'NR == FNR { split($0, a, " "); nv[a[1]] = a[2] " " a[3]; next }
     FNR > 1 { c = $1; sub(/\.crate$/, "", c); printf "%s\t%s\t%s\t%s\n", $5, nv[c], $4, $8 }' \
-    "$WORK/surface-checksums.txt" "$OUT/floor-per-crate.tsv" | sort -t$'\t' -k1,1 -g -r | head -8 \
+    "$WORK/surface-checksums.txt" "$OUT/floor-per-crate.tsv" | sort -t$'\t' -k1,1 -g -r | awk 'NR <= 8' \
     | awk -F'\t' '{ printf "| %s | %d | %.1f MiB | %.2f s |\n", $2, $3, $1 / 1048576, $4 }')
 win_bytes=$(awk -F'\t' 'NR == FNR { split($0, a, " "); nv[a[1]] = a[2]; next }
     FNR > 1 { c = $1; sub(/\.crate$/, "", c); if (nv[c] ~ /^(windows|web-sys|js-sys|wasm-bindgen)/) s += $5 } END { print s + 0 }' \
@@ -376,7 +377,7 @@ prof_phases() { # PERF_DATA: "label|pct" lines (inclusive; the phases overlap wh
 }
 prof_top() { # PERF_DATA: top self-time symbols
     perf report -i "$1" --no-children --sort symbol -g none --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' \
-        | sed -E 's/ +- +- *$//; s/  +/ /g; s/^ //' | head -"$2" | cut -c1-150
+        | sed -E 's/ +- +- *$//; s/  +/ /g; s/^ //' | awk -v n="$2" 'NR <= n' | cut -c1-150
 }
 prof_cores() { # PERF_DATA FREQ: CPUs busy per second of the run (samples / frequency)
     perf script -i "$1" -F tid,time 2>/dev/null | awk -v f="$2" '
@@ -427,7 +428,7 @@ peak_rss_all=$(maxof "$cold_rss_max" "$an_rss_max" "$warm_rss_max")
 goal_an="met"; le "$r_an_floor" 2 || goal_an="MISSED"
 goal_warm="met"; le "$warm_med" 1 || goal_warm="MISSED"
 goal_rss="met"; ((peak_rss_all <= 500 * 1024)) || goal_rss="MISSED"
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | awk 'NR == 1')
 mem=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 kernel=$(uname -sr)
 rustc_v=$(rustc -V)

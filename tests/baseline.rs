@@ -40,7 +40,10 @@ fn program(name: &str, package: &str, crates: Vec<CrateSurface>) -> ProgramSurfa
     ProgramSurface {
         name: name.into(),
         package: package.into(),
-        capabilities: crates.iter().flat_map(|c| c.capabilities.iter().copied()).collect(),
+        capabilities: crates
+            .iter()
+            .flat_map(|c| c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability))
+            .collect(),
         crates,
     }
 }
@@ -231,14 +234,25 @@ fn unanalyzed_is_a_widening() {
         &["velaris", "weird"],
         vec![finding(Unanalyzed, "src/gen.rs", 1, "parse error: expected item")],
     );
-    c.findings[0].scope = Scope::Build;
-    s.programs[0].crates.push(c);
+    s.programs[0].crates.push(c.clone());
     s.programs[0] = program("velaris", "velaris", s.programs[0].crates.clone());
     let o = outcome(CLI_BASELINE, &s);
     assert!(!o.holds);
     assert_eq!(o.widened.len(), 2);
     assert!(o.widened.iter().all(|w| w.capabilities == caps(&[Unanalyzed])));
     assert_eq!(o.widened[0].findings[0].finding.path, "parse error: expected item");
+
+    // Unreadable build-time code widens its crate's grant; the program's run-time grant is
+    // not about what its dependencies do while building.
+    let mut s = cli();
+    let mut c = c;
+    c.findings[0].scope = Scope::Build;
+    s.programs[0].crates.push(c);
+    s.programs[0] = program("velaris", "velaris", s.programs[0].crates.clone());
+    let o = outcome(CLI_BASELINE, &s);
+    assert!(!o.holds);
+    assert_eq!(o.widened.len(), 1);
+    assert_eq!(o.widened[0].subject, Subject::Crate("weird".into()));
 }
 
 #[test]

@@ -175,10 +175,12 @@ fn per_program_surfaces_with_evidence_and_build_scope() {
 
     let tool = program(&doc, "tool");
     let tc = caps(tool);
-    for c in ["process.spawn", "build.script", "env.read", "fs.read"] {
+    for c in ["process.spawn", "build.script", "build.native", "fs.read"] {
         assert!(tc.contains(&c.to_string()), "{c}: {tc:?}");
     }
     assert!(!tc.contains(&"net.connect".to_string()));
+    // spawner's build script reads the environment while building; the program does not.
+    assert!(!tc.contains(&"env.read".to_string()), "{tc:?}");
     let sp = krate(tool, "spawner");
     let scopes: Vec<(String, String)> = sp["findings"]
         .as_array()
@@ -288,6 +290,17 @@ fn the_ratchet_holds_widens_and_narrows() {
     let human = w.run(&["check"]);
     assert_eq!(human.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&human.stdout).contains("src/main.rs:4"), "{}", String::from_utf8_lossy(&human.stdout));
+
+    // A capability a dependency's build script already had (spawner reads the environment
+    // while building) does not cover the program doing it at run time.
+    ok(&w.run(&["bless"]));
+    write(root, "tool/src/main.rs", "fn main() {\n    spawner::run();\n    println!(\"{}\", fslib::size(\"x\"));\n    let _ = std::env::var(\"HOME\");\n}\n");
+    let o = w.run(&["check", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tool = doc["widened"].as_array().unwrap().iter().find(|x| x["program"] == "tool").unwrap_or_else(|| panic!("tool widened: {doc:#}"));
+    assert_eq!(tool["capabilities"], serde_json::json!(["env.read"]));
+    write(root, "tool/src/main.rs", "fn main() {\n    spawner::run();\n    println!(\"{}\", fslib::size(\"x\"));\n}\n");
 
     // Narrowing: back to the original, and netlib no longer used: passes, says bless.
     ok(&w.run(&["bless"]));

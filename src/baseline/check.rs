@@ -109,10 +109,11 @@ fn used(surface: &Surface) -> (BTreeMap<&str, Used>, BTreeMap<&str, Used>) {
     let mut crates: BTreeMap<&str, Used> = BTreeMap::new();
     for p in &surface.programs {
         let prog = programs.entry(&p.name).or_default();
-        prog.capabilities.extend(p.capabilities.iter().copied());
         for c in &p.crates {
-            prog.capabilities.extend(c.capabilities.iter().copied());
-            for f in &c.findings {
+            // A program is granted what it does at run time (and that its build runs code);
+            // what build scripts and proc macros do while building is in their crates' grants.
+            for f in c.findings.iter().filter(|f| f.counts_for_program()) {
+                prog.capabilities.insert(f.capability);
                 prog.add_finding(&c.name, &c.version, f, &c.via);
             }
             if c.capabilities.is_empty() {

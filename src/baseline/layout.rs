@@ -343,9 +343,9 @@ impl Doc {
         for p in &surface.programs {
             let slot = programs.entry(&p.name).or_insert((&p.package, BTreeSet::new()));
             slot.0 = slot.0.min(&p.package);
-            slot.1.extend(p.capabilities.iter().copied());
             for c in &p.crates {
-                slot.1.extend(c.capabilities.iter().copied());
+                // The same rule as `check`: a program is granted what counts for it.
+                slot.1.extend(c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability));
                 if !c.capabilities.is_empty() {
                     crates.entry(&c.name).or_default().extend(c.capabilities.iter().copied());
                 }

@@ -17,9 +17,10 @@ pub struct WorkspaceArgs {
     /// The workspace root (the directory with the root Cargo.toml and Cargo.lock).
     #[arg(long, value_name = "DIR", default_value = ".")]
     workspace: PathBuf,
-    /// Target triple whose cfg values the analysis uses.
-    #[arg(long, value_name = "TRIPLE", default_value = engine::DEFAULT_TARGET)]
-    target: String,
+    /// Target triple whose cfg values the analysis uses [default: the baseline's `target` for
+    /// check and bless, else x86_64-unknown-linux-gnu].
+    #[arg(long, value_name = "TRIPLE")]
+    target: Option<String>,
     /// Use only cargo's and velaris' caches; never touch the network.
     #[arg(long)]
     offline: bool,
@@ -33,12 +34,18 @@ pub struct WorkspaceArgs {
 
 impl WorkspaceArgs {
     fn analyze(&self) -> anyhow::Result<Analysis> {
+        self.analyze_for(None)
+    }
+
+    /// Analyze for `--target`, else `fallback` (a baseline's target), else the default.
+    fn analyze_for(&self, fallback: Option<&str>) -> anyhow::Result<Analysis> {
+        let target = self.target.as_deref().or(fallback).unwrap_or(engine::DEFAULT_TARGET).to_string();
         use std::io::IsTerminal;
         let root = std::fs::canonicalize(&self.workspace)
             .with_context(|| format!("failed to find the workspace {}", self.workspace.display()))?;
         let config = engine::Config {
             root,
-            target: self.target.clone(),
+            target,
             fetch: FetchOptions {
                 cache_dir: self.cache_dir.clone(),
                 offline: self.offline,
@@ -130,7 +137,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<i32> {
     let path = args.ws.baseline_path();
     let text = read_baseline(&path)?;
     let base = baseline::parse(&text, baseline::FILE_NAME)?;
-    let analysis = args.ws.analyze()?;
+    // The grants were reviewed for the baseline's target: check that one unless told otherwise.
+    let analysis = args.ws.analyze_for(base.target.as_deref())?;
     let outcome = baseline::check(&base, &analysis.surface);
     let out = match args.format {
         Format::Json => baseline::render::json(&outcome),
@@ -154,11 +162,12 @@ pub fn bless(args: BlessArgs) -> anyhow::Result<i32> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("failed to read {}", path.display())),
     };
+    let mut target = None;
     if let Some(t) = &existing {
         // A broken baseline is reported, not silently replaced.
-        baseline::parse(t, baseline::FILE_NAME)?;
+        target = baseline::parse(t, baseline::FILE_NAME)?.target;
     }
-    let analysis = args.ws.analyze()?;
+    let analysis = args.ws.analyze_for(target.as_deref())?;
     let new = baseline::bless(existing.as_deref(), &analysis.surface);
     if existing.as_deref() == Some(new.as_str()) {
         eprintln!("{} is up to date", path.display());

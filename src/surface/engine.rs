@@ -52,7 +52,7 @@ pub enum SurfaceError {
     Archive { name: String, version: String, source: Box<package::ArchiveError> },
     #[error("{0}")]
     Config(String),
-    #[error("failed to read {path}: {source}")]
+    #[error("failed to read {path}")]
     Read { path: String, source: std::io::Error },
 }
 
@@ -528,7 +528,10 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
             })
             .collect();
         list.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
-        let capabilities = list.iter().flat_map(|c| c.capabilities.iter().copied()).collect();
+        let capabilities = list
+            .iter()
+            .flat_map(|c| c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability))
+            .collect();
         programs.push(ProgramSurface {
             name: prog.name.clone(),
             package: prog.package.name.clone(),

@@ -128,6 +128,17 @@ pub struct Finding {
     pub path: String,
 }
 
+impl Finding {
+    /// Whether the finding is part of what the program itself can do: run-time findings, and
+    /// the build-time kinds (`build.script`, `build.proc-macro`, `build.native`) that say the
+    /// program's build runs code. What a build script or proc macro does while building is the
+    /// crate's, kept in its crate grant, not granted to the program at run time.
+    pub fn counts_for_program(&self) -> bool {
+        self.scope == Scope::Runtime
+            || matches!(self.capability, Capability::BuildScript | Capability::BuildProcMacro | Capability::BuildNative)
+    }
+}
+
 /// One crate's contribution to a program.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrateSurface {
@@ -144,6 +155,8 @@ pub struct CrateSurface {
 pub struct ProgramSurface {
     pub name: String,
     pub package: String,
+    /// What the program can do at run time, plus the `build.*` kinds when its build runs code
+    /// (see [`Finding::counts_for_program`]); build-time findings stay with their crates.
     pub capabilities: BTreeSet<Capability>,
     /// Only crates with at least one capability, sorted by name then version.
     pub crates: Vec<CrateSurface>,
