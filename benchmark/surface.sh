@@ -315,7 +315,7 @@ if [[ $PROBE != skip ]] && command -v perf >/dev/null; then
     if [[ ! -e /sys/kernel/tracing/uprobe_events ]] && ((EUID == 0)); then
         mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && log "mounted tracefs on /sys/kernel/tracing (for the uprobe)"
     fi
-    sym_vaddr=$(nm "$VELARIS" 2>/dev/null | awk '$2 ~ /^[Tt]$/ && $3 ~ /^_ZN3syn10parse_file17h[0-9a-f]+E$/ { print $1; exit }')
+    sym_vaddr=$(nm "$VELARIS" 2>/dev/null | awk '$2 ~ /^[Tt]$/ && $3 ~ /^_ZN3syn10parse_file17h[0-9a-f]+E$/ && !seen++ { print $1 }')
     sym_off=""
     if [[ -n $sym_vaddr ]]; then
         a=$((16#$sym_vaddr))
@@ -353,27 +353,38 @@ fi
 # ---------------------------------------------------------------------------------------------
 # Where the time goes: perf with DWARF call graphs, one cold-analysis run and one warm run.
 profile=false
-prof_phases() { # PERF_DATA: "label|pct" lines (inclusive; the phases overlap where nested)
-    perf report -i "$1" --children --sort symbol -g none --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' \
-        | sed -E 's/ +- +- *$//; s/  +/ /g; s/^ //' >"$1.children"
-    awk '
-        function m(label, re,   line, p) { best = 0
-            for (k = 1; k <= n; k++) if (sym[k] ~ re && inc[k] > best) best = inc[k]
-            printf "%s|%.1f\n", label, best }
-        { inc[++n] = $1 + 0; self[n] = $2 + 0; s = $0; sub(/^[^]]*\] /, "", s); sym[n] = s }
-        END {
-            m("fetch and sha256 check (registry)", "^velaris::registry::Fetcher::fetch(_all)?$")
-            m("unpack every .crate (gunzip + untar, main thread)", "^velaris::package::unpack_crate$")
-            m("resolve the unit graph", "resolve_with$")
-            m("analyze units (worker threads)", "^velaris::surface::engine::analyze_unit$")
-            m("… syn::parse_file", "^syn::parse_file$")
-            m("… drop syntax trees", "^core::ptr::drop_in_place<velaris::surface::analyze::loader::Loaded>$")
-            m("… name resolution (Resolver::new)", "^velaris::surface::analyze::scope::Resolver::new$")
-            m("render JSON", "^velaris::surface::render::json$")
-            m("page faults (kernel)", "^asm_exc_page_fault$")
-            a = 0; for (k = 1; k <= n; k++) if (sym[k] ~ /^(malloc|_int_malloc|_int_free|cfree|realloc|malloc_consolidate|unlink_chunk|_int_realloc|__libc_free|__libc_malloc)/) a += self[k]
-            printf "malloc/free (self time)|%.1f\n", a
-        }' "$1.children"
+prof_phases() { # PERF_DATA: "phase|percent" lines. Each sample goes to one phase: parsing if
+    # syn::parse_file is on its stack, else dropping syntax trees, else the innermost velaris phase.
+    perf script -i "$1" --no-inline -F tid,ip,sym 2>/dev/null | awk '
+        BEGIN { np = split("parse (syn::parse_file)|drop syntax trees|load modules, strip cfg (loader, not parsing)|name resolution (scope::Resolver)|visit and match rules (Analyzer)|other, in analyze_unit|result cache (serde_json, tempfile)|read and sha256-check .crate (registry)|unpack .crate (gunzip + untar)|workspace and unit graph|render|other (start-up, exit, kernel)", order, "|") }
+        function classify(   i, s) {
+            for (i = 1; i <= n; i++) if (st[i] ~ /^syn::parse_file$/) return order[1]
+            for (i = 1; i <= n; i++) if (st[i] ~ /drop_in_place<velaris::surface::analyze::loader::(Loaded|Module)>/) return order[2]
+            for (i = 1; i <= n; i++) { s = st[i]
+                if (s ~ /velaris::surface::analyze::loader::/) return order[3]
+                if (s ~ /velaris::surface::analyze::scope::/) return order[4]
+                if (s ~ /velaris::surface::analyze::visit::/) return order[5]
+                if (s ~ /tempfile::|ResultCache|serde_json|serde_core::(ser|de)/) return order[7]
+                if (s ~ /velaris::surface::engine::analyze_unit/) return order[6]
+                if (s ~ /velaris::registry::/) return order[8]
+                if (s ~ /velaris::package::unpack_crate/) return order[9]
+                if (s ~ /velaris::workspace::/) return order[10]
+                if (s ~ /velaris::surface::render::/) return order[11]
+            }
+            return order[12]
+        }
+        function flush() {
+            if (n) { cnt[classify()]++; tot++; if (tid == pid) mainc++
+                if (st[1] ~ /^(malloc|_int_malloc|_int_free|cfree|realloc|malloc_consolidate|unlink_chunk|_int_realloc|__libc_free|__libc_malloc)/) al++ }
+            n = 0
+        }
+        /^ *[0-9]+ *$/ { flush(); tid = $1 + 0; if (!pid) pid = tid; next }
+        NF == 0 { flush(); next }
+        { $1 = ""; s = $0; sub(/^ +/, "", s); st[++n] = s }
+        END { flush(); if (!tot) tot = 1
+              for (i = 1; i <= np; i++) printf "%s|%.1f\n", order[i], 100 * cnt[order[i]] / tot
+              printf "(all phases: samples on the main thread)|%.1f\n", 100 * mainc / tot
+              printf "(all phases: self time in malloc/free)|%.1f\n", 100 * al / tot }'
 }
 prof_top() { # PERF_DATA: top self-time symbols
     perf report -i "$1" --no-children --sort symbol -g none --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' \
@@ -555,9 +566,13 @@ jq -n \
     echo "| --- | --- | --- |"
     echo "$unanalyzed_md"
     echo
-    echo "stderr of a cold-analysis run: $n_panics panic messages (${panic_kinds:-none}; at ${panic_where:-n/a})."
-    echo "The panics are caught per crate and reported as \`unanalyzed\`, and that result is cached: warm"
-    echo "runs print nothing on stderr ($warm_err_lines lines over $WARM_RUNS runs) and report the same."
+    if ((n_panics > 0)); then
+        echo "stderr of a cold-analysis run: $n_panics panic messages ($panic_kinds; at $panic_where)."
+        echo "The panics are caught per crate and reported as \`unanalyzed\`, and that result is cached: warm"
+        echo "runs print nothing about them ($warm_err_lines lines of stderr over $WARM_RUNS runs) and report the same."
+    else
+        echo "stderr: no panics in the cold-analysis run; $warm_err_lines lines over the $WARM_RUNS warm runs."
+    fi
     echo
     echo "## Times"
     echo
@@ -590,6 +605,11 @@ jq -n \
     echo "| velaris warm / unpack floor | ${r_warm_unpack}x | |"
     echo "| peak RSS, largest of all velaris runs | $((peak_rss_all / 1024)) MiB | under 500 MiB: $goal_rss |"
     echo
+    echo "velaris keeps every unpacked file of every fetched package in memory for the whole run"
+    echo "(\`Sources.trees\` in \`src/surface/engine.rs\`): $(mib "$f_unpacked") MiB here, every file and not"
+    echo "only \`.rs\`, against a warm peak RSS of $((warm_rss_max / 1024)) MiB; a cold analysis adds the syntax"
+    echo "trees of the crates being analyzed (the span-locations floor alone peaks at $((floor_span_rss / 1024)) MiB)."
+    echo
     echo "The parse floor parses every \`.rs\` file in every \`.crate\`, including tests, examples, benches and"
     echo "the Windows and wasm crates that are not compiled for Linux; velaris parses only the modules"
     echo "compiled for its target, so the floor is an upper bound on the parsing velaris has to do and"
@@ -604,15 +624,14 @@ jq -n \
         echo
         echo "## Where the time goes"
         echo
-        echo "\`perf record --call-graph dwarf\` of one cold-analysis run and one warm run; share of all"
-        echo "samples (both threads and the main thread) under each function, inclusive, so nested rows"
-        echo "overlap; malloc/free is self time."
+        echo "\`perf record --call-graph dwarf\` of one cold-analysis run and one warm run. Every sample (any"
+        echo "thread) counts in one phase: parsing when \`syn::parse_file\` is on its stack, else dropping"
+        echo "syntax trees, else the innermost velaris phase on the stack (allocator time goes to its caller)."
         echo
         echo "| phase | cold analysis | warm |"
         echo "| --- | --- | --- |"
-        join -t'|' -a1 <(awk -F'|' '{ printf "%02d %s|%s%%\n", NR, $1, $2 }' "$WORK/perf-cold-analysis.phases") \
-            <(awk -F'|' '{ printf "%02d %s|%s%%\n", NR, $1, $2 }' "$WORK/perf-warm.phases") \
-            | sed -E 's/^[0-9]+ //' | awk -F'|' '{ printf "| %s | %s | %s |\n", $1, $2, $3 }'
+        paste -d'|' "$WORK/perf-cold-analysis.phases" <(cut -d'|' -f2 "$WORK/perf-warm.phases") \
+            | awk -F'|' '{ printf "| %s | %s%% | %s%% |\n", $1, $2, $3 }'
         echo
         echo "CPUs busy in each second of the cold-analysis run (samples / frequency; $NPROC is all):"
         echo "\`$cores_timeline\`"

@@ -62,10 +62,29 @@ impl SurfaceError {
     }
 }
 
-/// Source of one package: unpacked from its verified `.crate`, or read from disk.
+/// A registry package's verified `.crate`, kept compressed: it is unpacked again when a unit of
+/// it is analyzed, so the whole dependency tree never sits unpacked in memory at once.
+struct Crated {
+    bytes: Vec<u8>,
+    /// The published (normalized) Cargo.toml.
+    manifest: Option<String>,
+    /// Every file name in the package.
+    files: BTreeSet<String>,
+}
+
+/// The registry packages of the lockfile, verified and checked against the unpacking rules.
 struct Sources {
-    trees: BTreeMap<(String, String), std::sync::Arc<FileTree>>,
+    crates: BTreeMap<(String, String), Crated>,
     checksums: BTreeMap<(String, String), String>,
+}
+
+fn unpack(name: &str, version: &str, bytes: &[u8]) -> Result<FileTree, SurfaceError> {
+    let limits = Limits::for_compressed(bytes.len() as u64);
+    package::unpack_crate(bytes, name, version, &limits).map(|u| u.files).map_err(|source| SurfaceError::Archive {
+        name: name.to_string(),
+        version: version.to_string(),
+        source: Box::new(source),
+    })
 }
 
 fn key_of(p: &PackageId) -> (String, String) {
@@ -131,7 +150,7 @@ fn fetch_sources(config: &Config, ws: &Workspace) -> Result<Sources, SurfaceErro
             }
         }
     }
-    let mut sources = Sources { trees: BTreeMap::new(), checksums: BTreeMap::new() };
+    let mut sources = Sources { crates: BTreeMap::new(), checksums: BTreeMap::new() };
     if refs.is_empty() {
         return Ok(sources);
     }
@@ -152,18 +171,25 @@ fn fetch_sources(config: &Config, ws: &Workspace) -> Result<Sources, SurfaceErro
     if !other.is_empty() {
         return Err(SurfaceError::Fetch(other));
     }
-    for (r, f) in fetched {
-        let limits = Limits::for_compressed(f.bytes.len() as u64);
-        let unpacked = package::unpack_crate(&f.bytes, &r.name, &r.version, &limits).map_err(|source| {
-            SurfaceError::Archive { name: r.name.clone(), version: r.version.clone(), source: Box::new(source) }
-        })?;
+    // Every archive must pass the unpacking rules before anything is cached or analyzed; only
+    // the manifest and the file names are kept from this pass.
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let checked = crate::depsdiff::parallel_map(&fetched, cpus, |(r, f)| {
+        unpack(&r.name, &r.version, &f.bytes).map(|tree| {
+            let manifest = tree.get("Cargo.toml").and_then(|b| String::from_utf8(b.clone()).ok());
+            (manifest, tree.into_keys().collect::<BTreeSet<String>>())
+        })
+    });
+    for ((r, f), result) in fetched.into_iter().zip(checked) {
+        let (manifest, files) = result?;
         if matches!(f.origin, crate::registry::Origin::Network(_)) {
             if let Err(e) = fetcher.store(r, &f.bytes) {
                 eprintln!("warning: could not cache {} {}: {e}", r.name, r.version);
             }
         }
-        sources.checksums.insert((r.name.clone(), r.version.clone()), r.checksum.clone());
-        sources.trees.insert((r.name.clone(), r.version.clone()), std::sync::Arc::new(unpacked.files));
+        let key = (r.name.clone(), r.version.clone());
+        sources.checksums.insert(key.clone(), r.checksum.clone());
+        sources.crates.insert(key, Crated { bytes: f.bytes, manifest, files });
     }
     Ok(sources)
 }
@@ -355,8 +381,14 @@ fn analyze_unit(
                 t
             }
         }
-    } else if let Some(t) = sources.trees.get(&key_of(&unit.package)) {
-        t.clone()
+    } else if let Some(c) = sources.crates.get(&key_of(&unit.package)) {
+        // A cached result needs no unpacking at all.
+        let checksum = &sources.checksums[&key_of(&unit.package)];
+        let k = cache.key(checksum, unit, target, dep_refs);
+        if let Some(hit) = cache.get(&k) {
+            return Ok(hit);
+        }
+        std::sync::Arc::new(unpack(&unit.package.name, &unit.package.version, &c.bytes)?)
     } else {
         let why = match unit.package.source.as_deref() {
             Some(s) if s.starts_with("git+") => "git source: no checksum in Cargo.lock, not fetched".to_string(),
@@ -408,13 +440,24 @@ fn analyze_unit(
 /// The result of a run: the surface, and the sources it was derived from (for excerpts).
 pub struct Analysis {
     pub surface: Surface,
+    /// Packages read from disk.
     trees: BTreeMap<(String, String), std::sync::Arc<FileTree>>,
+    /// Verified `.crate` bytes of registry packages.
+    crates: BTreeMap<(String, String), Vec<u8>>,
 }
 
 impl Analysis {
     /// Line `line` (1-based) of `file` in package `name` `version`, when the source is at hand.
     pub fn source_line(&self, name: &str, version: &str, file: &str, line: u32) -> Option<String> {
-        let tree = self.trees.get(&(name.to_string(), version.to_string()))?;
+        let key = (name.to_string(), version.to_string());
+        let unpacked;
+        let tree: &FileTree = match self.trees.get(&key) {
+            Some(t) => t,
+            None => {
+                unpacked = unpack(name, version, self.crates.get(&key)?).ok()?;
+                &unpacked
+            }
+        };
         let bytes = tree.get(file)?;
         let text = String::from_utf8_lossy(bytes);
         text.lines().nth((line as usize).checked_sub(1)?).map(str::to_string)
@@ -450,12 +493,11 @@ pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
     let sources = fetch_sources(config, &ws)?;
     let graph = {
     let manifest_of = |id: &PackageId| -> Result<String, String> {
-            let tree = sources.trees.get(&key_of(id)).ok_or_else(|| format!("{} {} was not fetched", id.name, id.version))?;
-            let bytes = tree.get("Cargo.toml").ok_or_else(|| format!("{} {} has no Cargo.toml", id.name, id.version))?;
-            String::from_utf8(bytes.clone()).map_err(|_| "Cargo.toml is not UTF-8".to_string())
+            let c = sources.crates.get(&key_of(id)).ok_or_else(|| format!("{} {} was not fetched", id.name, id.version))?;
+            c.manifest.clone().ok_or_else(|| format!("{} {} has no UTF-8 Cargo.toml", id.name, id.version))
         };
         let target_matches = |key: &str| cfg.matches_target_key(key);
-        let has_file = |id: &PackageId, file: &str| sources.trees.get(&key_of(id)).is_some_and(|t| t.contains_key(file));
+        let has_file = |id: &PackageId, file: &str| sources.crates.get(&key_of(id)).is_some_and(|c| c.files.contains(file));
         ws.resolve_with(&crate::workspace::ResolveOptions {
             target_matches: &target_matches,
             // Build scripts and proc macros run on the host; velaris analyzes for one target and
@@ -479,10 +521,8 @@ pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
             }
         }
     }
-    for (k, t) in sources.trees {
-        trees.entry(k).or_insert(t);
-    }
-    Ok(Analysis { surface, trees })
+    let crates = sources.crates.into_iter().map(|(k, c)| (k, c.bytes)).collect();
+    Ok(Analysis { surface, trees, crates })
 }
 
 /// Per-program surfaces from the per-unit analyses.
