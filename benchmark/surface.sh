@@ -73,6 +73,12 @@ if ((${#need_apt[@]})); then
 fi
 [[ -n ${EPOCHREALTIME:-} ]] || die "bash 5 or later is needed (EPOCHREALTIME)"
 mkdir -p "$WORK" "$RESULTS"
+# One run at a time: two runs would delete each other's caches and mix their figures. The re-run
+# with raised priority below inherits the lock.
+if [[ -z ${SURFACE_MEASURING:-} ]] && command -v flock >/dev/null; then
+    exec 9>"$WORK/surface.lock"
+    flock -n 9 || die "another benchmark/surface.sh is running (it holds $WORK/surface.lock)"
+fi
 
 # ---------------------------------------------------------------------------------------------
 # Builds (skipped by the re-run with raised priority below: done by then)
@@ -605,10 +611,10 @@ jq -n \
     echo "| velaris warm / unpack floor | ${r_warm_unpack}x | |"
     echo "| peak RSS, largest of all velaris runs | $((peak_rss_all / 1024)) MiB | under 500 MiB: $goal_rss |"
     echo
-    echo "velaris keeps every unpacked file of every fetched package in memory for the whole run"
-    echo "(\`Sources.trees\` in \`src/surface/engine.rs\`): $(mib "$f_unpacked") MiB here, every file and not"
-    echo "only \`.rs\`, against a warm peak RSS of $((warm_rss_max / 1024)) MiB; a cold analysis adds the syntax"
-    echo "trees of the crates being analyzed (the span-locations floor alone peaks at $((floor_span_rss / 1024)) MiB)."
+    echo "velaris keeps dependency sources compressed and unpacks a package only while one of its units"
+    echo "is analyzed ($(mib "$f_unpacked") MiB unpacked in all here); a warm run peaks at $((warm_rss_max / 1024)) MiB. A cold"
+    echo "analysis peaks with the syntax trees (and proc-macro2 span maps) of the largest crates being"
+    echo "analyzed at once; the span-locations floor alone peaks at $((floor_span_rss / 1024)) MiB."
     echo
     echo "The parse floor parses every \`.rs\` file in every \`.crate\`, including tests, examples, benches and"
     echo "the Windows and wasm crates that are not compiled for Linux; velaris parses only the modules"
