@@ -228,7 +228,7 @@ fn gone_program_is_stale() {
 #[test]
 fn unanalyzed_is_a_widening() {
     let mut s = cli();
-    let mut c = krate(
+    let c = krate(
         "weird",
         "0.3.0",
         &["velaris", "weird"],

@@ -1,13 +1,11 @@
 //! `velaris deps-diff`: flags, and their resolution into [`velaris::depsdiff::Config`].
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use velaris::depsdiff::{self, Input};
 use velaris::diff::DiffOptions;
-use velaris::registry::FetchOptions;
 use velaris::report::{self, Detail, HumanOptions, MarkdownOptions};
 
 use super::Format;
@@ -39,15 +37,8 @@ pub struct Args {
     /// Lines of context around each change in diffs.
     #[arg(long, default_value_t = 3, value_name = "N")]
     context: usize,
-    /// Use only cargo's and velaris' caches; never touch the network.
-    #[arg(long)]
-    offline: bool,
-    /// Velaris' content-addressed cache of verified .crate files.
-    #[arg(long, value_name = "DIR", env = "VELARIS_CACHE_DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Downloads in flight at once.
-    #[arg(long, default_value_t = 8, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-    jobs: u16,
+    #[command(flatten)]
+    fetch: super::fetch::FetchArgs,
     /// Markdown format: size budget in characters.
     #[arg(long, default_value_t = 60_000, value_name = "CHARS")]
     markdown_budget: usize,
@@ -73,13 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let config = depsdiff::Config {
         input: input(&args)?,
         cwd,
-        fetch: FetchOptions {
-            cache_dir: args.cache_dir.clone(),
-            offline: args.offline,
-            jobs: args.jobs as usize,
-            progress: std::io::stderr().is_terminal(),
-            ..FetchOptions::default()
-        },
+        fetch: args.fetch.options(),
         diff: DiffOptions {
             context: args.context,
             timeout: Duration::from_secs(2),

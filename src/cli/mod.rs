@@ -5,6 +5,7 @@
 //! calls the library. Nothing outside this module imports clap.
 
 mod deps_diff;
+mod fetch;
 mod surface;
 
 use std::io::Write;

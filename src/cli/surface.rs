@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use velaris::baseline;
 use velaris::exit_codes;
-use velaris::registry::FetchOptions;
 use velaris::surface::engine::{self, Analysis};
 use velaris::surface::{Capability, render};
 
@@ -21,15 +20,8 @@ pub struct WorkspaceArgs {
     /// check and bless, else x86_64-unknown-linux-gnu].
     #[arg(long, value_name = "TRIPLE")]
     target: Option<String>,
-    /// Use only cargo's and velaris' caches; never touch the network.
-    #[arg(long)]
-    offline: bool,
-    /// Velaris' cache of verified .crate files and analysis results.
-    #[arg(long, value_name = "DIR", env = "VELARIS_CACHE_DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Downloads in flight at once.
-    #[arg(long, default_value_t = 8, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-    jobs: u16,
+    #[command(flatten)]
+    fetch: super::fetch::FetchArgs,
 }
 
 impl WorkspaceArgs {
@@ -40,19 +32,12 @@ impl WorkspaceArgs {
     /// Analyze for `--target`, else `fallback` (a baseline's target), else the default.
     fn analyze_for(&self, fallback: Option<&str>) -> anyhow::Result<Analysis> {
         let target = self.target.as_deref().or(fallback).unwrap_or(engine::DEFAULT_TARGET).to_string();
-        use std::io::IsTerminal;
         let root = std::fs::canonicalize(&self.workspace)
             .with_context(|| format!("failed to find the workspace {}", self.workspace.display()))?;
         let config = engine::Config {
             root,
             target,
-            fetch: FetchOptions {
-                cache_dir: self.cache_dir.clone(),
-                offline: self.offline,
-                jobs: self.jobs as usize,
-                progress: std::io::stderr().is_terminal(),
-                ..FetchOptions::default()
-            },
+            fetch: self.fetch.options(),
         };
         Ok(engine::run(&config)?)
     }
