@@ -356,6 +356,7 @@ fixtures! {
     reexport_chain,
     reexport_chain_local,
     rename_import,
+    raw_identifiers,
     rename_local_fn,
     signature_types,
     std_fs_write,

@@ -24,7 +24,7 @@ use crate::workspace::{Graph, PackageId, Unit, UnitKind, Workspace};
 /// Bumped whenever the analyzer or the rules change what they find: part of every cache key.
 /// Bump the suffix with every change to the analyzer's behaviour; the rules in force are
 /// fingerprinted separately.
-pub const ANALYZER_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+analyzer-2");
+pub const ANALYZER_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+analyzer-3");
 
 /// The default target.
 pub const DEFAULT_TARGET: &str = "x86_64-unknown-linux-gnu";

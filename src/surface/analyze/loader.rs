@@ -8,6 +8,7 @@
 //! included file's items. Nested positions (impl items, statements, expressions, arms, ..)
 //! are checked by the visitor as it walks them.
 
+use syn::ext::IdentExt;
 use std::collections::HashMap;
 
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
@@ -91,7 +92,7 @@ pub(crate) fn is_include(path: &syn::Path) -> bool {
 
 /// `name!`, `std::name!`, `core::name!`, `::std::name!`.
 pub(crate) fn is_std_macro(path: &syn::Path, name: &str) -> bool {
-    let segs: Vec<_> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segs: Vec<_> = path.segments.iter().map(|s| s.ident.unraw().to_string()).collect();
     match segs.as_slice() {
         [n] => n == name,
         [k, n] => (k == "std" || k == "core") && n == name,
@@ -406,7 +407,7 @@ impl<'a> Loader<'a> {
     }
 
     fn load_mod(&mut self, parent: ModId, fid: FileId, im: syn::ItemMod, alternatives: Vec<String>) {
-        let name = im.ident.to_string();
+        let name = im.ident.unraw().to_string();
         let public = matches!(im.vis, syn::Visibility::Public(_));
         let path_attr = attrs::str_value(&im.attrs, "path").map(|(p, _)| p);
         let file = self.files[fid].clone();

@@ -16,6 +16,7 @@
 //! 2015-edition paths: a `use` path (or `::x` path) that fails to resolve from its module
 //! is retried from the crate root, which is what it meant in 2015.
 
+use syn::ext::IdentExt;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
@@ -37,7 +38,7 @@ impl UsePath {
     pub fn from_path(p: &syn::Path) -> UsePath {
         UsePath {
             leading: p.leading_colon.is_some(),
-            segs: p.segments.iter().map(|s| s.ident.to_string()).collect(),
+            segs: p.segments.iter().map(|s| s.ident.unraw().to_string()).collect(),
         }
     }
 }
@@ -97,7 +98,7 @@ impl NameScope {
     pub fn add_item(&mut self, item: &Item, cfg: &dyn CfgEval) {
         let public = |v: &syn::Visibility| matches!(v, syn::Visibility::Public(_));
         let def = |s: &mut NameScope, ident: &syn::Ident, vis: &syn::Visibility| {
-            s.insert(ident.to_string(), Binding { kind: BindKind::Item, public: public(vis) });
+            s.insert(ident.unraw().to_string(), Binding { kind: BindKind::Item, public: public(vis) });
         };
         match item {
             Item::Use(u) => {
@@ -119,11 +120,11 @@ impl NameScope {
                 }
             }
             Item::ExternCrate(e) => {
-                let name = e.rename.as_ref().map_or(&e.ident, |(_, r)| r).to_string();
+                let name = e.rename.as_ref().map_or(&e.ident, |(_, r)| r).unraw().to_string();
                 if name != "_" {
                     self.insert(
                         name,
-                        Binding { kind: BindKind::ExternCrate(e.ident.to_string()), public: public(&e.vis) },
+                        Binding { kind: BindKind::ExternCrate(e.ident.unraw().to_string()), public: public(&e.vis) },
                     );
                 }
             }
@@ -132,7 +133,7 @@ impl NameScope {
                     syn::Type::Path(p) if p.qself.is_none() => BindKind::Alias(UsePath::from_path(&p.path)),
                     _ => BindKind::Item,
                 };
-                self.insert(t.ident.to_string(), Binding { kind, public: public(&t.vis) });
+                self.insert(t.ident.unraw().to_string(), Binding { kind, public: public(&t.vis) });
             }
             Item::ForeignMod(fm) => {
                 for fi in &fm.items {
@@ -149,8 +150,8 @@ impl NameScope {
                         _ => continue,
                     };
                     let attrs = super::attrs::effective(attrs, cfg);
-                    let symbol = super::attrs::str_value(&attrs, "link_name").map_or_else(|| ident.to_string(), |(s, _)| s);
-                    self.insert(ident.to_string(), Binding { kind: BindKind::Foreign(symbol), public: public(vis) });
+                    let symbol = super::attrs::str_value(&attrs, "link_name").map_or_else(|| ident.unraw().to_string(), |(s, _)| s);
+                    self.insert(ident.unraw().to_string(), Binding { kind: BindKind::Foreign(symbol), public: public(vis) });
                 }
             }
             Item::Fn(f) => def(self, &f.sig.ident, &f.vis),
@@ -180,7 +181,7 @@ pub(crate) enum UseLeaf {
 pub(crate) fn flatten_use(tree: &UseTree, prefix: &mut Vec<String>, out: &mut Vec<UseLeaf>) {
     match tree {
         UseTree::Path(p) => {
-            prefix.push(p.ident.to_string());
+            prefix.push(p.ident.unraw().to_string());
             flatten_use(&p.tree, prefix, out);
             prefix.pop();
         }
@@ -192,14 +193,14 @@ pub(crate) fn flatten_use(tree: &UseTree, prefix: &mut Vec<String>, out: &mut Ve
                 }
             } else {
                 let mut segs = prefix.clone();
-                segs.push(n.ident.to_string());
-                out.push(UseLeaf::Name(n.ident.to_string(), segs));
+                segs.push(n.ident.unraw().to_string());
+                out.push(UseLeaf::Name(n.ident.unraw().to_string(), segs));
             }
         }
         UseTree::Rename(r) => {
             let mut segs = prefix.clone();
             if r.ident != "self" {
-                segs.push(r.ident.to_string());
+                segs.push(r.ident.unraw().to_string());
             }
             if r.rename == "_" {
                 out.push(UseLeaf::Anon(segs));

@@ -1,5 +1,6 @@
 //! The walk over compiled items that turns uses into findings.
 
+use syn::ext::IdentExt;
 use std::rc::Rc;
 
 use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
@@ -176,7 +177,7 @@ impl<'a> Analyzer<'a> {
     fn type_of(&self, e: &Expr) -> Option<String> {
         match e {
             Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 && p.path.leading_colon.is_none() => {
-                self.local_type(&p.path.segments[0].ident.to_string())
+                self.local_type(&p.path.segments[0].ident.unraw().to_string())
             }
             Expr::Call(c) => match &*c.func {
                 Expr::Path(f) if f.qself.is_none() => self.r.assoc_type(self.ctx(), &UsePath::from_path(&f.path)),
@@ -214,7 +215,7 @@ impl<'a> Analyzer<'a> {
     fn bind_pat(&mut self, p: &Pat, ty: Option<String>) {
         match p {
             Pat::Ident(pi) => {
-                self.locals.push((pi.ident.to_string(), ty));
+                self.locals.push((pi.ident.unraw().to_string(), ty));
                 if let Some((_, sub)) = &pi.subpat {
                     self.bind_pat(sub, None);
                 }
@@ -248,7 +249,7 @@ impl<'a> Analyzer<'a> {
 
     /// `unsafe fn`, `extern "C" fn`, `#[no_mangle]` / `#[export_name]`.
     fn fn_findings(&mut self, attrs: &[syn::Attribute], sig: &syn::Signature) {
-        let name = sig.ident.to_string();
+        let name = sig.ident.unraw().to_string();
         if let Some(u) = &sig.unsafety {
             self.add(Capability::Unsafe, u.span, format!("unsafe fn {name}"));
         }
@@ -356,7 +357,7 @@ impl<'a> Analyzer<'a> {
     /// Every macro invocation.
     fn macro_call(&mut self, mac: &syn::Macro, item_position: bool) {
         let Some(last) = mac.path.segments.last() else { return };
-        let name = last.ident.to_string();
+        let name = last.ident.unraw().to_string();
         let std_path = mac.path.segments.len() == 1 || loader::is_std_macro(&mac.path, &name);
         if ASM_MACROS.contains(&name.as_str()) && self.is_asm_path(&mac.path) {
             self.add(Capability::Asm, first_span(&mac.path), format!("{name}!"));
@@ -859,7 +860,7 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
                 _ => continue,
             };
             let attrs = attrs::effective(attrs, self.cfg);
-            let symbol = attrs::str_value(&attrs, "link_name").map_or_else(|| ident.to_string(), |(s, _)| s);
+            let symbol = attrs::str_value(&attrs, "link_name").map_or_else(|| ident.unraw().to_string(), |(s, _)| s);
             let label = format!("extern \"{abi}\" {what} {symbol}");
             self.add(Capability::Ffi, span, label.clone());
             // A `pub` foreign item is an export (as in `libc`): its users get the symbol's
@@ -921,7 +922,7 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             {
                 let mut up = UsePath::from_path(&tp.path);
                 let skip = q.position;
-                up.segs.extend(p.path.segments.iter().skip(skip).map(|s| s.ident.to_string()));
+                up.segs.extend(p.path.segments.iter().skip(skip).map(|s| s.ident.unraw().to_string()));
                 self.report_path(&up, first_span(&tp.path));
             }
             if q.position > 0 {
