@@ -15,7 +15,7 @@ use crate::diff::{DiffOptions, PackageDiff, diff_trees};
 use crate::git::{GitError, Repo};
 use crate::lockfile::{self, Change, ChangeKind, LockError, LockedPackage, Lockfile, SemverBump};
 use crate::package::{self, ArchiveError, Limits};
-use crate::registry::{FetchError, FetchOptions, Fetched, Fetcher, Origin, PackageRef};
+use crate::registry::{BatchError, FetchOptions, Fetched, Fetcher, Origin, PackageRef};
 
 /// Where the two lockfiles come from.
 #[derive(Debug, Clone)]
@@ -52,29 +52,20 @@ pub enum DepsDiffError {
     Read { path: String, source: std::io::Error },
     #[error("{0}")]
     Usage(String),
-    #[error("{}", list_errors("integrity check failed", .0))]
-    Integrity(Vec<FetchError>),
-    #[error("{}", list_errors("offline, and these packages are in no cache", .0))]
-    Offline(Vec<FetchError>),
-    #[error("{}", list_errors("could not fetch packages", .0))]
-    Fetch(Vec<FetchError>),
+    #[error(transparent)]
+    Fetch(#[from] BatchError),
     #[error("rejected the archive of {name} {version} from {origin}")]
     Archive { name: String, version: String, origin: String, source: Box<ArchiveError> },
-}
-
-pub(crate) fn list_errors(head: &str, errors: &[FetchError]) -> String {
-    let mut s = format!("{head} ({}):", errors.len());
-    for e in errors {
-        s.push_str("\n  ");
-        s.push_str(&e.to_string());
-    }
-    s
 }
 
 impl DepsDiffError {
     /// Digest mismatches and archives that break the unpacking rules.
     pub fn is_integrity(&self) -> bool {
-        matches!(self, DepsDiffError::Integrity(_) | DepsDiffError::Archive { .. })
+        match self {
+            DepsDiffError::Fetch(b) => b.is_integrity(),
+            DepsDiffError::Archive { .. } => true,
+            _ => false,
+        }
     }
 }
 
@@ -298,29 +289,9 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
 /// Fetch every package; any digest mismatch stops the run, and so does any other failure
 /// (every failing package is named, not only the first).
 fn fetch(config: &Config, refs: &[PackageRef]) -> Result<(Fetcher, BTreeMap<Key, Fetched>), DepsDiffError> {
-    let fetcher = Fetcher::new(&config.cwd, config.fetch.clone()).map_err(|e| DepsDiffError::Fetch(vec![e]))?;
-    let results = fetcher.fetch_all(refs);
-    let (mut integrity, mut offline, mut other) = (Vec::new(), Vec::new(), Vec::new());
-    let mut map = BTreeMap::new();
-    for (r, res) in refs.iter().zip(results) {
-        match res {
-            Ok(f) => {
-                map.insert(key(r), f);
-            }
-            Err(e) if e.is_integrity() => integrity.push(e),
-            Err(e @ FetchError::Offline { .. }) => offline.push(e),
-            Err(e) => other.push(e),
-        }
-    }
-    if !integrity.is_empty() {
-        return Err(DepsDiffError::Integrity(integrity));
-    }
-    if !offline.is_empty() {
-        return Err(DepsDiffError::Offline(offline));
-    }
-    if !other.is_empty() {
-        return Err(DepsDiffError::Fetch(other));
-    }
+    let fetcher = Fetcher::new(&config.cwd, config.fetch.clone()).map_err(|e| BatchError::Fetch(vec![e]))?;
+    let fetched = fetcher.fetch_verified(refs)?;
+    let map = refs.iter().map(key).zip(fetched).collect();
     Ok((fetcher, map))
 }
 

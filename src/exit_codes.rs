@@ -21,6 +21,11 @@ pub fn for_error(e: &anyhow::Error) -> i32 {
                 return INTEGRITY;
             }
         }
+        if let Some(b) = cause.downcast_ref::<crate::registry::BatchError>() {
+            if b.is_integrity() {
+                return INTEGRITY;
+            }
+        }
         if let Some(f) = cause.downcast_ref::<crate::registry::FetchError>() {
             if f.is_integrity() {
                 return INTEGRITY;

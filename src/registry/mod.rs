@@ -19,6 +19,7 @@
 //! `[registries]` are copied out, and the parsed configuration is dropped). It only writes to velaris'
 //! own cache, and only when the caller says an archive was good ([`Fetcher::store`]).
 
+mod batch;
 mod cache;
 mod dl;
 mod error;
@@ -33,6 +34,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+pub use batch::BatchError;
 pub use error::{FetchError, Origin};
 
 use source::{CargoSources, Resolved, SparseIndex};

@@ -18,7 +18,7 @@ use super::cfg::CfgEnv;
 use super::model::{Capability, CrateSurface, Finding, ProgramSurface, Scope, Surface};
 use super::rules::Rules;
 use crate::package::{self, FileTree, Limits};
-use crate::registry::{FetchError, FetchOptions, Fetcher, PackageRef};
+use crate::registry::{BatchError, FetchOptions, Fetcher, PackageRef};
 use crate::workspace::{Graph, PackageId, Unit, UnitKind, Workspace};
 
 /// Bumped whenever the analyzer or the rules change what they find: part of every cache key.
@@ -44,10 +44,8 @@ pub struct Config {
 pub enum SurfaceError {
     #[error(transparent)]
     Workspace(#[from] crate::workspace::WorkspaceError),
-    #[error("{}", crate::depsdiff::list_errors("integrity check failed", .0))]
-    Integrity(Vec<FetchError>),
-    #[error("{}", crate::depsdiff::list_errors("could not fetch packages", .0))]
-    Fetch(Vec<FetchError>),
+    #[error(transparent)]
+    Fetch(#[from] BatchError),
     #[error("rejected the archive of {name} {version}: {source}")]
     Archive { name: String, version: String, source: Box<package::ArchiveError> },
     #[error("{0}")]
@@ -58,7 +56,11 @@ pub enum SurfaceError {
 
 impl SurfaceError {
     pub fn is_integrity(&self) -> bool {
-        matches!(self, SurfaceError::Integrity(_) | SurfaceError::Archive { .. })
+        match self {
+            SurfaceError::Fetch(b) => b.is_integrity(),
+            SurfaceError::Archive { .. } => true,
+            _ => false,
+        }
     }
 }
 
@@ -154,23 +156,8 @@ fn fetch_sources(config: &Config, ws: &Workspace) -> Result<Sources, SurfaceErro
     if refs.is_empty() {
         return Ok(sources);
     }
-    let fetcher = Fetcher::new(&config.root, config.fetch.clone()).map_err(|e| SurfaceError::Fetch(vec![e]))?;
-    let results = fetcher.fetch_all(&refs);
-    let (mut integrity, mut other) = (Vec::new(), Vec::new());
-    let mut fetched = Vec::new();
-    for (r, res) in refs.iter().zip(results) {
-        match res {
-            Ok(f) => fetched.push((r, f)),
-            Err(e) if e.is_integrity() => integrity.push(e),
-            Err(e) => other.push(e),
-        }
-    }
-    if !integrity.is_empty() {
-        return Err(SurfaceError::Integrity(integrity));
-    }
-    if !other.is_empty() {
-        return Err(SurfaceError::Fetch(other));
-    }
+    let fetcher = Fetcher::new(&config.root, config.fetch.clone()).map_err(|e| BatchError::Fetch(vec![e]))?;
+    let fetched: Vec<(&PackageRef, crate::registry::Fetched)> = refs.iter().zip(fetcher.fetch_verified(&refs)?).collect();
     // Every archive must pass the unpacking rules before anything is cached or analyzed; only
     // the manifest and the file names are kept from this pass.
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
