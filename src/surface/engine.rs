@@ -189,7 +189,7 @@ struct ResultCache {
 }
 
 impl ResultCache {
-    fn key(&self, checksum: &str, unit: &Unit, target: &str, deps: &[(String, &Exports)]) -> String {
+    fn key(&self, checksum: &str, unit: &Unit, target: &str, deps: &[(String, Exports)]) -> String {
         let mut h = Sha256::new();
         for part in [ANALYZER_VERSION, self.rules.as_str(), checksum, target, unit.root.as_str(), unit.crate_name.as_str()] {
             h.update(part.as_bytes());
@@ -307,8 +307,7 @@ fn analyze_all(
                 .iter()
                 .map(|(name, d)| (name.clone(), results[*d].lock().unwrap().as_ref().map(|a| a.exports.clone()).unwrap_or_default()))
                 .collect();
-            let dep_refs: Vec<(String, &Exports)> = deps.iter().map(|(n, e)| (n.clone(), e)).collect();
-            let mut analysis = match analyze_unit(unit, ws, sources, disk_trees, &base_cfg, rules, &deps, &cache, &dep_refs, &config.target) {
+            let mut analysis = match analyze_unit(unit, sources, disk_trees, &base_cfg, rules, &deps, &cache, &config.target) {
                 Ok(a) => a,
                 Err(e) => {
                     *err.lock().unwrap() = Some(e);
@@ -317,8 +316,8 @@ fn analyze_all(
             };
             analysis.findings.extend(kind_findings(unit, ws));
             if unit.kind == UnitKind::BuildScript {
-                for (name, _) in &unit.deps {
-                    let dep = &graph.units[unit.deps.iter().find(|(n, _)| n == name).unwrap().1];
+                for &(_, d) in &unit.deps {
+                    let dep = &graph.units[d];
                     if NATIVE_BUILD_DEPS.contains(&dep.package.name.as_str()) {
                         analysis.findings.push(Finding {
                             capability: Capability::BuildNative,
@@ -345,18 +344,21 @@ fn analyze_all(
 #[allow(clippy::too_many_arguments)]
 fn analyze_unit(
     unit: &Unit,
-    ws: &Workspace,
     sources: &Sources,
     disk_trees: &Mutex<BTreeMap<PathBuf, std::sync::Arc<FileTree>>>,
     base_cfg: &CfgEnv,
     rules: &Rules,
     deps: &[(String, Exports)],
     cache: &ResultCache,
-    dep_refs: &[(String, &Exports)],
     target: &str,
 ) -> Result<CrateAnalysis, SurfaceError> {
     if let Some(err) = &unit.error {
         return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, err.clone())], exports: Exports::default() });
+    }
+    // Only registry packages are cached: their checksum names their source for good.
+    let cache_key = sources.checksums.get(&key_of(&unit.package)).map(|c| cache.key(c, unit, target, deps));
+    if let Some(hit) = cache_key.as_deref().and_then(|k| cache.get(k)) {
+        return Ok(hit);
     }
     let tree: std::sync::Arc<FileTree> = if let Some(dir) = &unit.package_dir {
         let mut trees = disk_trees.lock().unwrap();
@@ -369,12 +371,6 @@ fn analyze_unit(
             }
         }
     } else if let Some(c) = sources.crates.get(&key_of(&unit.package)) {
-        // A cached result needs no unpacking at all.
-        let checksum = &sources.checksums[&key_of(&unit.package)];
-        let k = cache.key(checksum, unit, target, dep_refs);
-        if let Some(hit) = cache.get(&k) {
-            return Ok(hit);
-        }
         std::sync::Arc::new(unpack(&unit.package.name, &unit.package.version, &c.bytes)?)
     } else {
         let why = match unit.package.source.as_deref() {
@@ -383,14 +379,6 @@ fn analyze_unit(
         };
         return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, why)], exports: Exports::default() });
     };
-    let checksum = sources.checksums.get(&key_of(&unit.package));
-    let cache_key = checksum.map(|c| cache.key(c, unit, target, dep_refs));
-    if let Some(k) = &cache_key {
-        if let Some(hit) = cache.get(k) {
-            return Ok(hit);
-        }
-    }
-    let _ = ws;
     let cfg = base_cfg.with_features(&unit.features);
     let dep_map: BTreeMap<String, Exports> = deps.iter().cloned().collect();
     let input = CrateInput {
@@ -405,7 +393,13 @@ fn analyze_unit(
     // An analyzer bug on one crate must not pass for "no capability" nor stop the run: the
     // crate is reported unanalyzed, which the ratchet counts like any capability.
     let analysis = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze::analyze(&input))) {
-        Ok(a) => a,
+        Ok(a) => {
+            if let Some(k) = &cache_key {
+                cache.put(k, &a);
+            }
+            a
+        }
+        // Not cached: the failure belongs to this velaris, not to the package.
         Err(p) => {
             let msg = p
                 .downcast_ref::<&str>()
@@ -418,9 +412,6 @@ fn analyze_unit(
             }
         }
     };
-    if let Some(k) = &cache_key {
-        cache.put(k, &analysis);
-    }
     Ok(analysis)
 }
 
