@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use velaris::package::FileTree;
-use velaris::surface::analyze::{CrateAnalysis, CrateInput, Exports, analyze};
+use velaris::surface::analyze::{CrateAnalysis, CrateInput, Edition, Exports, analyze};
 use velaris::surface::cfg::CfgEnv;
 use velaris::surface::rules::Rules;
 use velaris::surface::{Finding, Scope};
@@ -67,6 +67,8 @@ struct CrateSpec {
     must_not: Vec<String>,
     #[serde(default)]
     exports: BTreeMap<String, String>,
+    /// The crate's edition (default 2021).
+    edition: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -234,6 +236,7 @@ fn run_crate(
         deps.entry(e.clone()).or_default();
     }
     let name = spec.name.clone().unwrap_or_else(|| default_name.replace('-', "_"));
+    let marker = marker(&name);
     let input = CrateInput {
         crate_name: &name,
         files: tree,
@@ -242,6 +245,8 @@ fn run_crate(
         scope: scope_of(&spec.scope),
         deps: &deps,
         rules: Rules::builtin(),
+        edition: Edition::from_manifest(Some(spec.edition.as_deref().unwrap_or("2021"))),
+        marker: &marker,
     };
     let a = analyze(&input);
     // Sorted and deduplicated, as promised.
@@ -250,6 +255,12 @@ fn run_crate(
     sorted.dedup();
     assert_eq!(sorted, a.findings, "findings are sorted and unique");
     a
+}
+
+/// What `$crate` in a fixture crate's exported macros becomes (the engine derives it from
+/// the package identity).
+fn marker(name: &str) -> String {
+    format!("__velaris_crate_{name}")
 }
 
 fn run_fixture(case: &str) {
@@ -277,11 +288,16 @@ fn run_fixture(case: &str) {
         for spec in &expect.crates {
             let sub = spec.dir.clone().unwrap_or_else(|| panic!("{case}: [[crates]] needs dir"));
             let tree = load_tree(&dir.join(&sub));
-            let deps = spec
+            let mut deps: BTreeMap<String, Exports> = spec
                 .deps
                 .iter()
                 .map(|d| (d.clone(), done.get(d).unwrap_or_else(|| panic!("{case}: dep {d} not analyzed before")).exports.clone()))
                 .collect();
+            // Every crate analyzed before, under its marker (as the engine passes those whose
+            // macros can reach this one).
+            for (n, a) in &done {
+                deps.insert(marker(n), a.exports.clone());
+            }
             let a = run_crate(&tree, spec, &sub, &spec.features, deps);
             problems.extend(check(&format!("{case}/{sub}"), &a, &spec.must, &spec.must_not, &spec.exports));
             let name = spec.name.clone().unwrap_or(sub);

@@ -194,6 +194,10 @@ pub struct CfgEnv {
     features: BTreeSet<String>,
     /// `target` + `extra` + features: what `#[cfg]` sees.
     all: Vec<Cfg>,
+    /// Cfg names whose value is not known from source: set by the package's build script or
+    /// declared as set from outside (`check-cfg`). A predicate that depends on one evaluates
+    /// to "unknown", and the analysis then takes both branches.
+    unknown: BTreeSet<String>,
 }
 
 impl Default for CfgEnv {
@@ -224,6 +228,7 @@ impl CfgEnv {
             extra: Vec::new(),
             features: BTreeSet::new(),
             all: Vec::new(),
+            unknown: BTreeSet::new(),
         };
         env.set_features(features);
         Ok(env)
@@ -263,11 +268,70 @@ impl CfgEnv {
         }));
     }
 
+    /// The same configuration with these cfg names unknown (see [`CfgEnv::unknown`]). A name
+    /// that is a cfg of the target or a feature stays known.
+    pub fn with_unknown<'s>(&self, names: impl IntoIterator<Item = &'s str>) -> CfgEnv {
+        let mut env = self.clone();
+        for n in names {
+            let known = n == "feature" || self.all.iter().any(|c| matches!(c, Cfg::Name(i) | Cfg::KeyPair(i, _) if i.name == n));
+            if !known {
+                env.unknown.insert(n.to_string());
+            }
+        }
+        env
+    }
+
+    /// The cfg names whose value is unknown.
+    pub fn unknown(&self) -> &BTreeSet<String> {
+        &self.unknown
+    }
+
     /// Evaluate a cfg predicate given as tokens of `#[cfg(...)]`'s inside, e.g.
-    /// `all(unix, feature = "fs")`. `None` when it cannot be parsed.
+    /// `all(unix, feature = "fs")`. `None` when it cannot be parsed, or when its value
+    /// depends on an unknown cfg (`all(unix, tokio_unstable)`; `all(windows,
+    /// tokio_unstable)` is known false).
     pub fn eval_tokens(&self, tokens: &proc_macro2::TokenStream) -> Option<bool> {
         let expr = parse_tokens(tokens)?;
-        Some(expr.matches(&self.all))
+        self.eval3(&expr)
+    }
+
+    fn eval3(&self, e: &CfgExpr) -> Option<bool> {
+        match e {
+            CfgExpr::True => Some(true),
+            CfgExpr::False => Some(false),
+            CfgExpr::Not(inner) => self.eval3(inner).map(|v| !v),
+            CfgExpr::All(v) => {
+                let mut unknown = false;
+                for x in v {
+                    match self.eval3(x) {
+                        Some(false) => return Some(false),
+                        None => unknown = true,
+                        Some(true) => {}
+                    }
+                }
+                (!unknown).then_some(true)
+            }
+            CfgExpr::Any(v) => {
+                let mut unknown = false;
+                for x in v {
+                    match self.eval3(x) {
+                        Some(true) => return Some(true),
+                        None => unknown = true,
+                        Some(false) => {}
+                    }
+                }
+                (!unknown).then_some(false)
+            }
+            CfgExpr::Value(c) => {
+                let name = match c {
+                    Cfg::Name(i) | Cfg::KeyPair(i, _) => &i.name,
+                };
+                if self.unknown.contains(name) {
+                    return None;
+                }
+                Some(self.all.contains(c))
+            }
+        }
     }
 
     /// Evaluate a cargo `[target.'cfg(...)'.dependencies]` key or a plain triple. Only the

@@ -7,13 +7,13 @@
 //! features, target, analyzer version), and assemble per-program surfaces. Nothing here builds or
 //! runs code, and cargo is never invoked.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
-use super::analyze::{self, CrateAnalysis, CrateInput, Exports};
+use super::analyze::{self, CrateAnalysis, CrateInput, Edition, Exports};
 use super::cfg::CfgEnv;
 use super::model::{Capability, CrateSurface, Finding, ProgramSurface, Scope, Surface};
 use super::rules::Rules;
@@ -24,7 +24,7 @@ use crate::workspace::{Graph, PackageId, Unit, UnitKind, Workspace};
 /// Bumped whenever the analyzer or the rules change what they find: part of every cache key.
 /// Bump the suffix with every change to the analyzer's behaviour; the rules in force are
 /// fingerprinted separately.
-pub const ANALYZER_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+analyzer-3");
+pub const ANALYZER_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+analyzer-4");
 
 /// The default target.
 pub const DEFAULT_TARGET: &str = "x86_64-unknown-linux-gnu";
@@ -189,7 +189,9 @@ struct ResultCache {
 }
 
 impl ResultCache {
-    fn key(&self, checksum: &str, unit: &Unit, target: &str, deps: &[(String, Exports)]) -> String {
+    /// `deps`: every crate the unit sees (extern names and `$crate` markers) with the digest
+    /// of what it exports.
+    fn key(&self, checksum: &str, unit: &Unit, target: &str, deps: &[(String, String)]) -> String {
         let mut h = Sha256::new();
         for part in [ANALYZER_VERSION, self.rules.as_str(), checksum, target, unit.root.as_str(), unit.crate_name.as_str()] {
             h.update(part.as_bytes());
@@ -201,9 +203,11 @@ impl ResultCache {
             h.update([1]);
         }
         // What a crate resolves through its dependencies is part of its result.
-        for (name, ex) in deps {
+        for (name, digest) in deps {
             h.update(name.as_bytes());
-            h.update(serde_json::to_string(ex).unwrap_or_default().as_bytes());
+            h.update([0]);
+            h.update(digest.as_bytes());
+            h.update([1]);
         }
         format!("{:x}", h.finalize())
     }
@@ -294,7 +298,9 @@ fn analyze_all(
     }
     let max_level = level.iter().copied().max().unwrap_or(0);
     let cache = ResultCache { dir: cache_root(&config.fetch).map(|d| d.join("surface")), rules: rules_fingerprint.to_string() };
-    let results: Vec<Mutex<Option<CrateAnalysis>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<Done>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let markers: Vec<String> = graph.units.iter().map(marker_of).collect();
+    let by_marker: HashMap<&str, usize> = markers.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
     let base_cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     for lv in 0..=max_level {
@@ -302,12 +308,28 @@ fn analyze_all(
         let err: Mutex<Option<SurfaceError>> = Mutex::new(None);
         crate::depsdiff::parallel_map(&todo, cpus, |&i| {
             let unit = &graph.units[i];
-            let deps: Vec<(String, Exports)> = unit
+            let done = |d: usize| results[d].lock().unwrap().clone();
+            let mut deps: Vec<(String, Done)> = unit.deps.iter().filter_map(|(name, d)| done(*d).map(|x| (name.clone(), x))).collect();
+            // The crates whose macros can expand here, under their markers: what `$crate`
+            // in those macros names.
+            let mut queue: Vec<String> = deps.iter().flat_map(|(_, d)| d.analysis.exports.macros.values().map(|m| m.krate.clone())).collect();
+            let mut seen: BTreeSet<String> = BTreeSet::new();
+            while let Some(m) = queue.pop() {
+                if !seen.insert(m.clone()) {
+                    continue;
+                }
+                if let Some(x) = by_marker.get(m.as_str()).and_then(|&d| done(d)) {
+                    queue.extend(x.analysis.exports.macros.values().map(|mm| mm.krate.clone()));
+                    deps.push((m, x));
+                }
+            }
+            let build_root = unit
                 .deps
                 .iter()
-                .map(|(name, d)| (name.clone(), results[*d].lock().unwrap().as_ref().map(|a| a.exports.clone()).unwrap_or_default()))
-                .collect();
-            let mut analysis = match analyze_unit(unit, sources, disk_trees, &base_cfg, rules, &deps, &cache, &config.target) {
+                .find(|(name, _)| name == crate::workspace::BUILD_SCRIPT_DEP)
+                .map(|(_, d)| graph.units[*d].root.as_str());
+            let ctx = UnitCtx { sources, disk_trees, base_cfg: &base_cfg, rules, cache: &cache, target: &config.target, marker: &markers[i], build_root };
+            let mut analysis = match analyze_unit(unit, &deps, &ctx) {
                 Ok(a) => a,
                 Err(e) => {
                     *err.lock().unwrap() = Some(e);
@@ -332,31 +354,87 @@ fn analyze_all(
             }
             analysis.findings.sort();
             analysis.findings.dedup();
-            *results[i].lock().unwrap() = Some(analysis);
+            let digest = exports_digest(&analysis.exports);
+            *results[i].lock().unwrap() = Some(Done { analysis: Arc::new(analysis), digest: Arc::from(digest.as_str()) });
         });
         if let Some(e) = err.into_inner().unwrap() {
             return Err(e);
         }
     }
-    Ok(results.into_iter().map(|m| m.into_inner().unwrap().unwrap_or_else(|| CrateAnalysis { findings: Vec::new(), exports: Exports::default() })).collect())
+    Ok(results
+        .into_iter()
+        .map(|m| match m.into_inner().unwrap() {
+            Some(d) => Arc::try_unwrap(d.analysis).unwrap_or_else(|a| (*a).clone()),
+            None => CrateAnalysis { findings: Vec::new(), exports: Exports::default() },
+        })
+        .collect())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn analyze_unit(
-    unit: &Unit,
-    sources: &Sources,
-    disk_trees: &Mutex<BTreeMap<PathBuf, std::sync::Arc<FileTree>>>,
-    base_cfg: &CfgEnv,
-    rules: &Rules,
-    deps: &[(String, Exports)],
-    cache: &ResultCache,
-    target: &str,
-) -> Result<CrateAnalysis, SurfaceError> {
+/// A unit's analysis and the digest of what it exports (for the cache keys of dependents).
+#[derive(Clone)]
+struct Done {
+    analysis: Arc<CrateAnalysis>,
+    digest: Arc<str>,
+}
+
+fn exports_digest(ex: &Exports) -> String {
+    let mut h = Sha256::new();
+    h.update(serde_json::to_string(ex).unwrap_or_default().as_bytes());
+    format!("{:x}", h.finalize())
+}
+
+/// The identifier `$crate` of a unit's exported macros becomes in the crates that expand
+/// them; they find the unit's exports under it.
+fn marker_of(unit: &Unit) -> String {
+    let mut h = Sha256::new();
+    for part in [&unit.package.name, &unit.package.version, unit.package.source.as_deref().unwrap_or(""), &unit.crate_name] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    h.update(format!("{:?}", unit.kind).as_bytes());
+    let d = h.finalize();
+    let hex: String = d[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("__velaris_crate_{hex}")
+}
+
+/// The cfg names a build script sets (`cargo:rustc-cfg=NAME`, `cargo::rustc-cfg=NAME`) or
+/// declares (`rustc-check-cfg=cfg(NAME)`), read from its source text.
+fn build_script_cfgs(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for marker in ["rustc-cfg=", "rustc-check-cfg=cfg("] {
+        for (i, _) in text.match_indices(marker) {
+            let rest = &text[i + marker.len()..];
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What every unit's analysis shares.
+struct UnitCtx<'a> {
+    sources: &'a Sources,
+    disk_trees: &'a Mutex<BTreeMap<PathBuf, std::sync::Arc<FileTree>>>,
+    base_cfg: &'a CfgEnv,
+    rules: &'a Rules,
+    cache: &'a ResultCache,
+    target: &'a str,
+    marker: &'a str,
+    build_root: Option<&'a str>,
+}
+
+fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<CrateAnalysis, SurfaceError> {
+    let UnitCtx { sources, disk_trees, base_cfg, rules, cache, target, .. } = *ctx;
     if let Some(err) = &unit.error {
         return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, err.clone())], exports: Exports::default() });
     }
     // Only registry packages are cached: their checksum names their source for good.
-    let cache_key = sources.checksums.get(&key_of(&unit.package)).map(|c| cache.key(c, unit, target, deps));
+    let digests: Vec<(String, String)> = deps.iter().map(|(n, d)| (n.clone(), d.digest.to_string())).collect();
+    let cache_key = sources.checksums.get(&key_of(&unit.package)).map(|c| cache.key(c, unit, target, &digests));
     if let Some(hit) = cache_key.as_deref().and_then(|k| cache.get(k)) {
         return Ok(hit);
     }
@@ -379,8 +457,12 @@ fn analyze_unit(
         };
         return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, why)], exports: Exports::default() });
     };
-    let cfg = base_cfg.with_features(&unit.features);
-    let dep_map: BTreeMap<String, Exports> = deps.iter().cloned().collect();
+    let mut unknown: Vec<String> = unit.check_cfgs.clone();
+    if let Some(text) = ctx.build_root.and_then(|b| tree.get(b)).and_then(|b| std::str::from_utf8(b).ok()) {
+        unknown.extend(build_script_cfgs(text));
+    }
+    let cfg = base_cfg.with_features(&unit.features).with_unknown(unknown.iter().map(String::as_str));
+    let dep_map: BTreeMap<String, Exports> = deps.iter().map(|(n, d)| (n.clone(), d.analysis.exports.clone())).collect();
     let input = CrateInput {
         crate_name: &unit.crate_name,
         files: &tree,
@@ -389,6 +471,8 @@ fn analyze_unit(
         scope: unit.scope,
         deps: &dep_map,
         rules,
+        edition: Edition::from_manifest(Some(&unit.edition)),
+        marker: ctx.marker,
     };
     // An analyzer bug on one crate must not pass for "no capability" nor stop the run: the
     // crate is reported unanalyzed, which the ratchet counts like any capability.

@@ -25,6 +25,10 @@ pub struct Manifest {
     pub deps: Vec<DepDecl>,
     /// `[features]` as declared.
     pub features: BTreeMap<String, Vec<String>>,
+    /// Cfg names declared expected in `[lints.rust] unexpected_cfgs = { check-cfg = [..] }`
+    /// (`cfg(tokio_unstable)` → `tokio_unstable`): cfgs set from outside (a build script,
+    /// RUSTFLAGS), which the analysis treats as unknown, analyzing both branches.
+    pub check_cfgs: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,6 +190,7 @@ pub(crate) struct Inherit {
     pub root: PathBuf,
     pub package: Table,
     pub dependencies: Table,
+    pub lints: Table,
 }
 
 impl Inherit {
@@ -201,6 +206,7 @@ impl Inherit {
             root: root.to_path_buf(),
             package: get("package"),
             dependencies: get("dependencies"),
+            lints: get("lints"),
         })
     }
 }
@@ -446,6 +452,14 @@ pub(crate) fn parse_manifest(
         }
     }
 
+    // `[lints]`, or `[workspace.lints]` with `lints.workspace = true`.
+    let lints = match doc.get("lints") {
+        Some(l) if is_ws_ref(l) => inherit.map(|i| i.lints.clone()),
+        Some(Value::Table(t)) => Some(t.clone()),
+        _ => None,
+    };
+    let check_cfgs = lints.as_ref().map(check_cfg_names).unwrap_or_default();
+
     Ok(Manifest {
         name,
         version,
@@ -457,7 +471,27 @@ pub(crate) fn parse_manifest(
         build,
         deps,
         features,
+        check_cfgs,
     })
+}
+
+/// The cfg names of `rust.unexpected_cfgs.check-cfg` in a `[lints]` table. Lenient: a
+/// malformed entry is skipped (rustc would warn, not fail).
+fn check_cfg_names(lints: &Table) -> Vec<String> {
+    let Some(Value::Table(uc)) = lints.get("rust").and_then(|r| r.get("unexpected_cfgs")) else { return Vec::new() };
+    let Some(Value::Array(list)) = uc.get("check-cfg") else { return Vec::new() };
+    let mut out: Vec<String> = list
+        .iter()
+        .filter_map(Value::as_str)
+        .filter_map(|s| s.trim().strip_prefix("cfg(").map(str::trim_start))
+        .filter_map(|s| {
+            let name: String = s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            (!name.is_empty() && name != "feature").then_some(name)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// `src/main.rs`, `src/bin/*.rs`, `src/bin/*/main.rs`, sorted by name.

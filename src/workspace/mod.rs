@@ -82,6 +82,11 @@ pub struct Unit {
     pub package_dir: Option<PathBuf>,
     /// The package's `links` key.
     pub links: Option<String>,
+    /// The package's edition (`2015` when unset).
+    pub edition: String,
+    /// Cfg names the manifest declares as set from outside (`[lints.rust] unexpected_cfgs`
+    /// `check-cfg`).
+    pub check_cfgs: Vec<String>,
     /// Why the package's manifest could not be read (from `manifest_of`); the unit's deps are
     /// then every lockfile dependency, its root and name cargo's defaults.
     pub error: Option<String>,
@@ -532,6 +537,8 @@ mod tests {
             deps: deps.iter().map(|&d| (format!("d{d}"), d)).collect(),
             package_dir: None,
             links: None,
+            edition: "2021".into(),
+            check_cfgs: Vec::new(),
             error: None,
         }
     }

@@ -164,6 +164,7 @@ impl<'w, 'o> Resolver<'w, 'o> {
                     build: None,
                     deps,
                     features: BTreeMap::new(),
+                    check_cfgs: Vec::new(),
                 };
                 (m, Some(e), None)
             }
@@ -487,6 +488,8 @@ impl Builder<'_, '_, '_> {
             deps: Vec::new(),
             package_dir: d.dir.clone(),
             links: d.manifest.links.clone(),
+            edition: d.manifest.edition.clone(),
+            check_cfgs: d.manifest.check_cfgs.clone(),
             error: d.error.clone(),
         });
         self.index.insert(key, i);

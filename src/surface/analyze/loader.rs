@@ -10,13 +10,17 @@
 
 use syn::ext::IdentExt;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use syn::Item;
 
 use super::attrs::{self, active};
+use super::macros::{self, Expander, MacroDefn, MacroRef, Textual};
+use super::mbe::Edition;
 use super::oracle::CfgEval;
 use super::paths;
+use super::scope::{Ctx, Parts, Resolver, UsePath};
 use crate::package::FileTree;
 use crate::surface::model::{Capability, Finding, Scope};
 
@@ -54,10 +58,21 @@ impl Sink {
     }
 }
 
-/// An item of a module and the file it was written in.
+/// An item of a module, the file it was written in, and the `macro_rules!` visible to it.
 pub(crate) struct Entry {
     pub file: FileId,
     pub item: Item,
+    pub macros: Textual,
+}
+
+/// A module-level invocation whose macro could not be told while loading (it is named by a
+/// path, or through `use`): resolved once the module tree is known.
+struct Pending {
+    module: ModId,
+    file: FileId,
+    mac: syn::ItemMacro,
+    macros: Textual,
+    depth: usize,
 }
 
 pub(crate) struct Module {
@@ -80,9 +95,78 @@ pub(crate) struct Loaded {
     pub modules: Vec<Module>,
 }
 
-/// Whether a macro path names `cfg_if` (`cfg_if!`, `cfg_if::cfg_if!`).
+/// Whether a macro path names `cfg_if` (`cfg_if!`, `cfg_if::cfg_if!`) or std's
+/// `cfg_select!`: both are expanded by their exact rules, whoever defines them.
 pub(crate) fn is_cfg_if(path: &syn::Path) -> bool {
-    path.segments.last().is_some_and(|s| s.ident == "cfg_if")
+    path.segments.last().is_some_and(|s| s.ident == "cfg_if" || s.ident == "cfg_select")
+}
+
+/// The bodies of the arms of a `cfg_select!` that are compiled: the first arm whose
+/// predicate holds (`_` always does); an arm whose predicate cannot be evaluated is taken AND
+/// the search goes on (fail closed). An arm's body is a `{ .. }` group (an optional `,`
+/// after it) or the tokens up to the next `,` (expression position). `Err` when the
+/// invocation does not have the shape.
+pub(crate) fn cfg_select_branches(ts: TokenStream, cfg: &dyn CfgEval) -> Result<Vec<TokenStream>, ()> {
+    let toks: Vec<TokenTree> = ts.into_iter().collect();
+    let mut i = 0;
+    let mut chosen = Vec::new();
+    let mut decided = false;
+    while i < toks.len() {
+        let mut pred = Vec::new();
+        loop {
+            match (toks.get(i), toks.get(i + 1)) {
+                (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                    if a.as_char() == '=' && a.spacing() == proc_macro2::Spacing::Joint && b.as_char() == '>' =>
+                {
+                    i += 2;
+                    break;
+                }
+                (Some(t), _) => {
+                    pred.push(t.clone());
+                    i += 1;
+                }
+                (None, _) => return Err(()),
+            }
+        }
+        let body: TokenStream = match toks.get(i) {
+            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
+                i += 1;
+                if matches!(toks.get(i), Some(TokenTree::Punct(p)) if p.as_char() == ',') {
+                    i += 1;
+                }
+                g.stream()
+            }
+            Some(_) => {
+                let mut body = Vec::new();
+                while let Some(t) = toks.get(i) {
+                    i += 1;
+                    if matches!(t, TokenTree::Punct(p) if p.as_char() == ',') {
+                        break;
+                    }
+                    body.push(t.clone());
+                }
+                body.into_iter().collect()
+            }
+            None => return Err(()),
+        };
+        if pred.is_empty() {
+            return Err(());
+        }
+        if decided {
+            continue;
+        }
+        let wildcard = matches!(pred.as_slice(), [TokenTree::Ident(u)] if u == "_");
+        let verdict = if wildcard { Some(true) } else { cfg.eval(&pred.into_iter().collect()) };
+        match verdict {
+            Some(true) => {
+                chosen.push(body);
+                decided = true;
+            }
+            None => chosen.push(body),
+            Some(false) => {}
+        }
+    }
+    Ok(chosen)
 }
 
 /// Whether a macro path names the std `include!`.
@@ -105,17 +189,33 @@ pub(crate) fn include_literal(tokens: &TokenStream) -> Option<String> {
     syn::parse2::<syn::LitStr>(tokens.clone()).ok().map(|l| l.value())
 }
 
-/// Parse a file's text; failures become `unanalyzed` findings at the error.
-pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink) -> Option<syn::File> {
+/// Parse a file's text. What syn does not parse is recovered (older editions' syntax
+/// repaired, then item by item, see `recover.rs`); each item that still does not parse is an
+/// `unanalyzed` finding at it, and is kept as tokens for the visitor to scan.
+pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink, edition: Edition) -> Option<syn::File> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         sink.add_at(Capability::Unanalyzed, file, 1, 1, "source file is not UTF-8");
         return None;
     };
     match syn::parse_file(text) {
         Ok(f) => Some(f),
-        Err(e) => {
-            sink.add(Capability::Unanalyzed, file, e.span(), format!("parse error: {e}"));
-            None
+        Err(first) => {
+            let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+            // A shebang line is not a token.
+            let body = match body.strip_prefix("#!") {
+                Some(rest) if !rest.trim_start().starts_with('[') => rest.find('\n').map_or("", |n| &rest[n..]),
+                _ => body,
+            };
+            let Ok(ts) = body.parse::<TokenStream>() else {
+                sink.add(Capability::Unanalyzed, file, first.span(), format!("parse error: {first}"));
+                return None;
+            };
+            let mut r = super::recover::recover(ts, edition);
+            for (span, why, tokens) in r.failed {
+                sink.add(Capability::Unanalyzed, file, span, format!("parse error: {why}"));
+                r.file.items.push(Item::Verbatim(tokens));
+            }
+            Some(r.file)
         }
     }
 }
@@ -197,14 +297,16 @@ fn parse_items(ts: TokenStream) -> syn::Result<Vec<Item>> {
 /// The compiled branch bodies of a `cfg_if!`; a shape problem is a finding (the invocation
 /// is then left for token scanning).
 pub(crate) fn cfg_if_bodies(mac: &syn::Macro, cfg: &dyn CfgEval, file: &str, sink: &mut Sink) -> Option<Vec<TokenStream>> {
-    match cfg_if_branches(mac.tokens.clone(), cfg) {
+    let select = mac.path.segments.last().is_some_and(|s| s.ident == "cfg_select");
+    let branches = if select { cfg_select_branches(mac.tokens.clone(), cfg) } else { cfg_if_branches(mac.tokens.clone(), cfg) };
+    match branches {
         Ok(b) => Some(b),
         Err(()) => {
             sink.add(
                 Capability::Unanalyzed,
                 file,
                 mac.bang_token.span,
-                "cfg_if! of an unknown shape (scanned as tokens)",
+                if select { "cfg_select! of an unknown shape (scanned as tokens)" } else { "cfg_if! of an unknown shape (scanned as tokens)" },
             );
             None
         }
@@ -261,26 +363,30 @@ fn path_alternatives(attrs: &[syn::Attribute]) -> Vec<String> {
 pub(crate) struct Loader<'a> {
     tree: &'a FileTree,
     cfg: &'a dyn CfgEval,
+    ex: &'a Expander<'a>,
     pub sink: Sink,
     files: Vec<String>,
     file_ids: HashMap<String, FileId>,
     modules: Vec<Module>,
     /// Files of the modules being loaded, innermost last (circular `#[path]`s).
     stack: Vec<String>,
+    pending: Vec<Pending>,
 }
 
 const MAX_MODULE_DEPTH: usize = 64;
 
 impl<'a> Loader<'a> {
-    pub fn new(tree: &'a FileTree, cfg: &'a dyn CfgEval, scope: Scope) -> Self {
+    pub fn new(tree: &'a FileTree, cfg: &'a dyn CfgEval, scope: Scope, ex: &'a Expander<'a>) -> Self {
         Loader {
             tree,
             cfg,
+            ex,
             sink: Sink { scope, findings: Vec::new() },
             files: Vec::new(),
             file_ids: HashMap::new(),
             modules: Vec::new(),
             stack: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -293,8 +399,10 @@ impl<'a> Loader<'a> {
         self.files.len() - 1
     }
 
-    /// Load the crate whose root file is `root`.
-    pub fn load(mut self, root: &str) -> (Loaded, Sink) {
+    /// Load the crate whose root file is `root`: the module tree with every module-level
+    /// macro invocation expanded that can be. `resolve` builds a resolver over a module tree
+    /// (for invocations named by path, resolved once the tree is known).
+    pub fn load(mut self, root: &str, parts: &Parts) -> (Loaded, Sink) {
         let dir = paths::dir_of(root).to_string();
         self.modules.push(Module {
             parent: None,
@@ -304,23 +412,148 @@ impl<'a> Loader<'a> {
             child_dir: dir.clone(),
             path_dir: dir,
         });
+        self.ex.ensure_module(ROOT);
         let fid = self.file_id(root);
         match self.tree.get(root) {
             None => self.sink.add_at(Capability::Unanalyzed, root, 1, 1, "target root file not found"),
             Some(bytes) => {
-                if let Some(mut file) = parse_source(bytes, root, &mut self.sink)
+                if let Some(mut file) = parse_source(bytes, root, &mut self.sink, self.ex.edition)
                     && active(&mut file.attrs, self.cfg)
                 {
+                    self.ex.recursion_limit.set(macros::recursion_limit(&file.attrs));
                     self.stack.push(root.to_string());
-                    self.load_items(ROOT, fid, file.items);
+                    self.load_items(ROOT, fid, file.items, Textual::default(), 0);
                     self.stack.pop();
                 }
             }
         }
+        self.resolve_pending(parts);
         (Loaded { files: self.files, modules: self.modules }, self.sink)
     }
 
-    fn load_items(&mut self, m: ModId, fid: FileId, items: Vec<Item>) {
+    /// Resolve the invocations left for later with the module tree known, expand those that
+    /// name a macro, and repeat while that makes progress (expansions can declare modules and
+    /// imports that later resolutions need). What stays unresolved is left for the visitor.
+    fn resolve_pending(&mut self, parts: &Parts) {
+        for _round in 0..16 {
+            if self.pending.is_empty() {
+                break;
+            }
+            let pending = std::mem::take(&mut self.pending);
+            let found: Vec<Option<MacroRef>> = {
+                let r = Resolver::new(&self.modules, parts.crate_name, parts.deps, parts.rules, parts.cfg, self.ex);
+                pending
+                    .iter()
+                    .map(|p| {
+                        let up = UsePath::from_path(&p.mac.mac.path);
+                        r.resolve_macro(Ctx { module: p.module, layers: &[] }, &up, &p.macros)
+                    })
+                    .collect()
+            };
+            let mut progress = false;
+            let mut unresolved = Vec::new();
+            for (p, def) in pending.into_iter().zip(found) {
+                match def {
+                    Some(def) => {
+                        progress = true;
+                        self.expand_items(p.module, p.file, p.mac, &def, p.macros, p.depth);
+                    }
+                    None => unresolved.push(p),
+                }
+            }
+            unresolved.append(&mut self.pending);
+            self.pending = unresolved;
+            if !progress {
+                break;
+            }
+        }
+        for p in std::mem::take(&mut self.pending) {
+            self.modules[p.module].entries.push(Entry { file: p.file, item: Item::Macro(p.mac), macros: p.macros });
+        }
+    }
+
+    /// Early resolution, while loading: the textual scope, `#[macro_use]` crates, and paths
+    /// that need no module tree (`crate::m` for a macro exported so far, `dep::m`).
+    fn resolve_early(&self, path: &syn::Path, scope: &Textual) -> Option<MacroRef> {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.unraw().to_string()).collect();
+        match segs.as_slice() {
+            [name] if path.leading_colon.is_none() => {
+                scope.get(name).or_else(|| self.ex.macro_use.borrow().get(name).cloned())
+            }
+            [k, name] if k == "crate" && path.leading_colon.is_none() => self.ex.exported.borrow().get(name).cloned(),
+            [k, name] if self.ex.deps().contains_key(k) => self.ex.dep_macro(k, name),
+            _ => None,
+        }
+    }
+
+    fn push_entry(&mut self, m: ModId, fid: FileId, item: Item, scope: &Textual) {
+        self.modules[m].entries.push(Entry { file: fid, item, macros: scope.clone() });
+    }
+
+    /// Expand a module-level invocation of `def` and load what it produces. A failure is an
+    /// `unanalyzed` finding at the invocation, and its tokens (or the expansion that did not
+    /// parse) are left for the visitor to scan.
+    fn expand_items(&mut self, m: ModId, fid: FileId, mac: syn::ItemMacro, def: &MacroDefn, scope: Textual, depth: usize) -> Textual {
+        let file = self.files[fid].clone();
+        let span = macros::call_site(&mac.mac.path);
+        let name = def.name.clone();
+        let fail = |this: &mut Self, why: String, scan: TokenStream| {
+            this.sink.add(Capability::Unanalyzed, &file, span, format!("macro `{name}!` not expanded: {why}"));
+            this.push_entry(m, fid, Item::Verbatim(scan), &scope);
+        };
+        if depth >= self.ex.recursion_limit.get() {
+            fail(self, macros::ExpandFailure::Recursion(self.ex.recursion_limit.get()).to_string(), mac.mac.tokens.clone());
+            return scope;
+        }
+        let out = match self.ex.expand(def, &mac.mac) {
+            Ok(t) => t,
+            Err(e) => {
+                fail(self, e.to_string(), mac.mac.tokens.clone());
+                return scope;
+            }
+        };
+        match macros::parse_items(out.clone()) {
+            Ok(items) => {
+                let scope2 = scope.clone();
+                self.load_items(m, fid, items, scope2, depth + 1)
+            }
+            Err(e) => {
+                fail(self, e.to_string(), out);
+                scope
+            }
+        }
+    }
+
+    /// Expand the macro invocations inside an `extern` block that resolve now, so the
+    /// foreign items they declare are names of the module.
+    fn expand_foreign(&mut self, fm: &mut syn::ItemForeignMod, fid: FileId, scope: &Textual, depth: usize) {
+        if depth >= self.ex.recursion_limit.get() || !fm.items.iter().any(|i| matches!(i, syn::ForeignItem::Macro(_))) {
+            return;
+        }
+        let mut out = Vec::with_capacity(fm.items.len());
+        for it in std::mem::take(&mut fm.items) {
+            let syn::ForeignItem::Macro(fmac) = &it else {
+                out.push(it);
+                continue;
+            };
+            let Some(def) = self.resolve_early(&fmac.mac.path, scope) else {
+                out.push(it);
+                continue;
+            };
+            match self.ex.expand(&def, &fmac.mac).and_then(macros::parse_foreign_items) {
+                Ok(items) => {
+                    let mut inner = syn::ItemForeignMod { attrs: Vec::new(), unsafety: None, abi: fm.abi.clone(), brace_token: fm.brace_token, items };
+                    self.expand_foreign(&mut inner, fid, scope, depth + 1);
+                    out.extend(inner.items);
+                }
+                // Left for the visitor, which reports it.
+                Err(_) => out.push(it),
+            }
+        }
+        fm.items = out;
+    }
+
+    fn load_items(&mut self, m: ModId, fid: FileId, items: Vec<Item>, mut scope: Textual, depth: usize) -> Textual {
         let file = self.files[fid].clone();
         for mut item in items {
             let alternatives = match &item {
@@ -333,61 +566,112 @@ impl<'a> Loader<'a> {
                 continue;
             }
             match item {
+                Item::Macro(mac) if mac.ident.is_some() && mac.mac.path.is_ident("macro_rules") => {
+                    let name = mac.ident.as_ref().map(|i| i.unraw().to_string()).unwrap_or_default();
+                    let (exported, local_inner) = macros::export_attrs(&mac.attrs);
+                    let def = Rc::new(MacroDefn::local(name.clone(), mac.mac.tokens.clone(), self.ex.edition, local_inner));
+                    if exported {
+                        self.ex.exported.borrow_mut().insert(name.clone(), def.clone());
+                    }
+                    scope = scope.with(name, def);
+                }
                 Item::Macro(mac) if mac.ident.is_none() && is_cfg_if(&mac.mac.path) => {
                     match expand_cfg_if(&mac.mac, self.cfg, &file, &mut self.sink) {
-                        Some(items) => self.load_items(m, fid, items),
-                        None => self.modules[m].entries.push(Entry { file: fid, item: Item::Macro(mac) }),
+                        Some(items) => scope = self.load_items(m, fid, items, scope, depth),
+                        None => self.push_entry(m, fid, Item::Macro(mac), &scope),
                     }
                 }
                 Item::Macro(mac) if mac.ident.is_none() && is_include(&mac.mac.path) => {
-                    self.include_items(m, &file, &mac.mac);
+                    scope = self.include_items(m, &file, &mac.mac, scope, depth);
                 }
-                Item::Mod(im) => self.load_mod(m, fid, im, alternatives),
-                other => self.modules[m].entries.push(Entry { file: fid, item: other }),
+                Item::Macro(mac) if mac.ident.is_none() => match self.resolve_early(&mac.mac.path, &scope) {
+                    Some(def) => scope = self.expand_items(m, fid, mac, &def, scope, depth),
+                    None => self.pending.push(Pending { module: m, file: fid, mac, macros: scope.clone(), depth }),
+                },
+                Item::Mod(im) => scope = self.load_mod(m, fid, im, alternatives, scope, depth),
+                Item::Use(u) => {
+                    // `use m;` / `pub(crate) use m as n;` of a textual macro puts it in the
+                    // module's macro namespace.
+                    let mut leaves = Vec::new();
+                    super::scope::flatten_use(&u.tree, &mut Vec::new(), &mut leaves);
+                    for leaf in leaves {
+                        if let super::scope::UseLeaf::Name(alias, segs) = leaf
+                            && segs.len() == 1
+                            && u.leading_colon.is_none()
+                            && let Some(def) = scope.get(&segs[0])
+                        {
+                            let public = matches!(u.vis, syn::Visibility::Public(_));
+                            self.ex.module_macros.borrow_mut()[m].insert(alias, (def, public));
+                        }
+                    }
+                    self.push_entry(m, fid, Item::Use(u), &scope);
+                }
+                Item::ExternCrate(e) => {
+                    if let Some(names) = macros::macro_use(&e.attrs) {
+                        let krate = e.ident.unraw().to_string();
+                        for (name, def) in self.ex.dep_root_macros(&krate) {
+                            if names.as_ref().is_none_or(|n| n.contains(&name)) {
+                                self.ex.macro_use.borrow_mut().insert(name, def);
+                            }
+                        }
+                    }
+                    self.push_entry(m, fid, Item::ExternCrate(e), &scope);
+                }
+                Item::ForeignMod(mut fm) => {
+                    self.expand_foreign(&mut fm, fid, &scope, depth);
+                    self.push_entry(m, fid, Item::ForeignMod(fm), &scope);
+                }
+                other => self.push_entry(m, fid, other, &scope),
             }
         }
+        scope
     }
 
-    fn include_items(&mut self, m: ModId, file: &str, mac: &syn::Macro) {
+    fn include_items(&mut self, m: ModId, file: &str, mac: &syn::Macro, scope: Textual, depth: usize) -> Textual {
         let span = mac.path.segments.first().map_or_else(Span::call_site, |s| s.ident.span());
         let Some(rel) = include_literal(&mac.tokens) else {
             self.sink.add(Capability::Unanalyzed, file, span, "include! of a generated file");
-            return;
+            return scope;
         };
         let target = paths::join(paths::dir_of(file), &rel);
         let Some((target, bytes)) = target.and_then(|t| self.tree.get(&t).map(|b| (t, b))) else {
             self.sink.add(Capability::Unanalyzed, file, span, format!("include! of a missing file: {rel}"));
-            return;
+            return scope;
         };
         if self.stack.len() > MAX_MODULE_DEPTH || self.stack.contains(&target) {
             self.sink.add(Capability::Unanalyzed, file, span, format!("include! cycle: {rel}"));
-            return;
+            return scope;
         }
         let fid = self.file_id(&target);
-        if let Some(f) = parse_source(bytes, &target, &mut self.sink) {
-            self.stack.push(target);
-            self.load_items(m, fid, f.items);
-            self.stack.pop();
+        match parse_source(bytes, &target, &mut self.sink, self.ex.edition) {
+            Some(f) => {
+                self.stack.push(target);
+                let scope = self.load_items(m, fid, f.items, scope, depth);
+                self.stack.pop();
+                scope
+            }
+            None => scope,
         }
     }
 
     /// Load `target` into the existing module `id` (for path alternatives). The module's
     /// directories become those of the first file.
-    fn load_module_file(&mut self, id: ModId, target: &str, path_attr: bool) {
+    fn load_module_file(&mut self, id: ModId, target: &str, path_attr: bool, scope: Textual, depth: usize) -> Textual {
         if self.stack.len() > MAX_MODULE_DEPTH || self.stack.iter().any(|s| s == target) {
-            return;
+            return scope;
         }
-        let Some(mut parsed) = parse_source(&self.tree[target], target, &mut self.sink) else { return };
+        let Some(mut parsed) = parse_source(&self.tree[target], target, &mut self.sink, self.ex.edition) else { return scope };
         if !active(&mut parsed.attrs, self.cfg) {
-            return;
+            return scope;
         }
         let mod_rs = paths::is_mod_rs(target, path_attr);
         self.modules[id].child_dir = paths::child_dir(target, mod_rs);
         self.modules[id].path_dir = paths::dir_of(target).to_string();
         let tfid = self.file_id(target);
         self.stack.push(target.to_string());
-        self.load_items(id, tfid, parsed.items);
+        let scope = self.load_items(id, tfid, parsed.items, scope, depth);
         self.stack.pop();
+        scope
     }
 
     fn new_module(&mut self, parent: ModId, name: String, child_dir: String, path_dir: String, public: bool) -> ModId {
@@ -402,11 +686,16 @@ impl<'a> Loader<'a> {
             path_dir,
         });
         let id = self.modules.len() - 1;
+        self.ex.ensure_module(id);
         self.modules[parent].children.push((name, id, public));
         id
     }
 
-    fn load_mod(&mut self, parent: ModId, fid: FileId, im: syn::ItemMod, alternatives: Vec<String>) {
+    /// Load a `mod`; returns the textual scope after it: the scope at its end with
+    /// `#[macro_use]`, else the scope before it.
+    fn load_mod(&mut self, parent: ModId, fid: FileId, im: syn::ItemMod, alternatives: Vec<String>, scope: Textual, depth: usize) -> Textual {
+        let keep = macros::macro_use(&im.attrs).is_some();
+        let after = |inner: Textual| if keep { inner } else { scope.clone() };
         let name = im.ident.unraw().to_string();
         let public = matches!(im.vis, syn::Visibility::Public(_));
         let path_attr = attrs::str_value(&im.attrs, "path").map(|(p, _)| p);
@@ -418,8 +707,8 @@ impl<'a> Loader<'a> {
                 None => paths::join(&base.child_dir, &name).unwrap_or_default(),
             };
             let id = self.new_module(parent, name, dir.clone(), dir, public);
-            self.load_items(id, fid, items);
-            return;
+            let inner = self.load_items(id, fid, items, scope.clone(), depth);
+            return after(inner);
         }
         let base = &self.modules[parent];
         let candidates: Vec<String> = match &path_attr {
@@ -439,10 +728,11 @@ impl<'a> Loader<'a> {
             if !existing.is_empty() {
                 let dir = paths::join(&base.child_dir, &name).unwrap_or_default();
                 let id = self.new_module(parent, name, dir.clone(), dir, public);
+                let mut inner = scope.clone();
                 for target in existing {
-                    self.load_module_file(id, &target, true);
+                    inner = self.load_module_file(id, &target, true, inner, depth);
                 }
-                return;
+                return after(inner);
             }
         }
         let Some(target) = found else {
@@ -459,7 +749,7 @@ impl<'a> Loader<'a> {
             );
             let dir = paths::join(&base.child_dir, &name).unwrap_or_default();
             self.new_module(parent, name, dir.clone(), dir, public);
-            return;
+            return scope;
         };
         if self.stack.len() > MAX_MODULE_DEPTH || self.stack.contains(&target) {
             self.sink.add(
@@ -468,17 +758,17 @@ impl<'a> Loader<'a> {
                 im.mod_token.span,
                 format!("circular module `mod {name}` ({target})"),
             );
-            return;
+            return scope;
         }
         let bytes = &self.tree[&target];
-        let Some(mut parsed) = parse_source(bytes, &target, &mut self.sink) else {
+        let Some(mut parsed) = parse_source(bytes, &target, &mut self.sink, self.ex.edition) else {
             // Keep the module, empty, so its name still shadows extern crates.
             let dir = paths::child_dir(&target, paths::is_mod_rs(&target, path_attr.is_some()));
             self.new_module(parent, name, dir.clone(), dir, public);
-            return;
+            return scope;
         };
         if !active(&mut parsed.attrs, self.cfg) {
-            return;
+            return scope;
         }
         let mod_rs = paths::is_mod_rs(&target, path_attr.is_some());
         let child_dir = paths::child_dir(&target, mod_rs);
@@ -486,15 +776,17 @@ impl<'a> Loader<'a> {
         let id = self.new_module(parent, name, child_dir, path_dir, public);
         let tfid = self.file_id(&target);
         self.stack.push(target);
-        self.load_items(id, tfid, parsed.items);
+        let inner = self.load_items(id, tfid, parsed.items, scope.clone(), depth);
         self.stack.pop();
+        after(inner)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::oracle::doubles::TestCfg;
+    use super::super::oracle::doubles::{TestCfg, TestRules};
     use super::*;
+    use std::collections::BTreeMap;
 
     fn tree(files: &[(&str, &str)]) -> FileTree {
         files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect()
@@ -503,7 +795,10 @@ mod tests {
     fn load(files: &[(&str, &str)], root: &str) -> (Vec<String>, Vec<Finding>, Loaded) {
         let t = tree(files);
         let cfg = TestCfg::linux(&[]);
-        let (loaded, sink) = Loader::new(&t, &cfg, Scope::Runtime).load(root);
+        let rules = TestRules::small();
+        let deps = BTreeMap::new();
+        let parts = Parts { crate_name: "me", deps: &deps, rules: &rules, cfg: &cfg };
+        let (loaded, sink) = Loader::new(&t, &cfg, Scope::Runtime, macros::test_expander()).load(root, &parts);
         let mods = loaded
             .modules
             .iter()

@@ -94,8 +94,11 @@
 
 mod attrs;
 mod loader;
+mod macros;
+pub(crate) mod mbe;
 mod oracle;
 mod paths;
+mod recover;
 mod scope;
 mod visit;
 
@@ -108,6 +111,8 @@ use crate::package::FileTree;
 use crate::surface::cfg::CfgEnv;
 use crate::surface::model::{Finding, Scope};
 use crate::surface::rules::Rules;
+
+pub use mbe::Edition;
 
 /// One compilation target of a crate, to analyze.
 pub struct CrateInput<'a> {
@@ -122,9 +127,16 @@ pub struct CrateInput<'a> {
     pub cfg: &'a CfgEnv,
     /// Runtime, or Build for build scripts and proc-macro crates.
     pub scope: Scope,
-    /// Extern crate names visible to this crate (renames applied) → what they export.
+    /// Extern crate names visible to this crate (renames applied) → what they export; plus,
+    /// under their markers, every crate whose macros can reach this one (what `$crate` in
+    /// those macros names).
     pub deps: &'a BTreeMap<String, Exports>,
     pub rules: &'a Rules,
+    /// The crate's edition (fragment specifiers and keywords depend on it).
+    pub edition: Edition,
+    /// What `$crate` in this crate's exported macros becomes in other crates: an identifier
+    /// under which those crates find this one's exports in their `deps`.
+    pub marker: &'a str,
 }
 
 /// What a crate exports that leads outside of it: public path inside the crate (`write`,
@@ -134,6 +146,26 @@ pub struct CrateInput<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Exports {
     pub aliases: BTreeMap<String, String>,
+    /// `macro_rules!` other crates can invoke, by path inside the crate (`#[macro_export]`
+    /// ones at the root: `select`, `info`; `pub use` ones where they are re-exported).
+    #[serde(default)]
+    pub macros: BTreeMap<String, ExportedMacro>,
+    /// The crate name (a renamed dependency is known to the rules by this name).
+    #[serde(default)]
+    pub crate_name: String,
+}
+
+/// A macro as another crate sees it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ExportedMacro {
+    /// The arms, as source text.
+    pub rules: String,
+    /// What `$crate` becomes: the defining crate's marker (see [`CrateInput::marker`]).
+    pub krate: String,
+    pub edition: Edition,
+    /// `#[macro_export(local_inner_macros)]`.
+    #[serde(default)]
+    pub local_inner: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -150,41 +182,51 @@ pub struct CrateAnalysis {
 /// so no proc-macro2 span created on this thread before the call may be used after it.
 pub fn analyze(input: &CrateInput) -> CrateAnalysis {
     let out = analyze_with(
-        input.crate_name,
-        input.files,
-        input.root,
+        &Unit {
+            crate_name: input.crate_name,
+            files: input.files,
+            root: input.root,
+            scope: input.scope,
+            deps: input.deps,
+            edition: input.edition,
+            marker: input.marker,
+        },
         input.cfg,
-        input.scope,
-        input.deps,
         input.rules,
     );
     proc_macro2::extra::invalidate_current_thread_spans();
     out
 }
 
-fn analyze_with(
-    crate_name: &str,
-    files: &FileTree,
-    root: &str,
-    cfg: &dyn oracle::CfgEval,
-    scope: Scope,
-    deps: &BTreeMap<String, Exports>,
-    rules: &dyn oracle::RuleSource,
-) -> CrateAnalysis {
-    let (loaded, mut sink) = loader::Loader::new(files, cfg, scope).load(root);
-    let resolver = scope::Resolver::new(&loaded.modules, crate_name, deps, rules, cfg);
+/// What [`analyze_with`] needs besides the two oracles.
+pub(crate) struct Unit<'a> {
+    pub crate_name: &'a str,
+    pub files: &'a FileTree,
+    pub root: &'a str,
+    pub scope: Scope,
+    pub deps: &'a BTreeMap<String, Exports>,
+    pub edition: Edition,
+    pub marker: &'a str,
+}
+
+fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource) -> CrateAnalysis {
+    let ex = macros::Expander::new(u.deps, u.edition);
+    let parts = scope::Parts { crate_name: u.crate_name, deps: u.deps, rules, cfg };
+    let (loaded, mut sink) = loader::Loader::new(u.files, cfg, u.scope, &ex).load(u.root, &parts);
+    let resolver = scope::Resolver::new(&loaded.modules, u.crate_name, u.deps, rules, cfg, &ex);
     let file_names: Vec<Rc<str>> = loaded.files.iter().map(|f| Rc::from(f.as_str())).collect();
     {
-        let mut a = visit::Analyzer::new(&resolver, files, cfg, rules, &mut sink);
+        let mut a = visit::Analyzer::new(&resolver, u.files, cfg, rules, &mut sink);
         for (m, module) in loaded.modules.iter().enumerate() {
             a.module = m;
             for entry in &module.entries {
                 a.file = file_names[entry.file].clone();
+                a.macros = entry.macros.clone();
                 a.visit_item(&entry.item);
             }
         }
     }
-    let exports = resolver.exports();
+    let exports = resolver.exports(u.marker);
     let mut findings = sink.findings;
     findings.sort();
     findings.dedup();

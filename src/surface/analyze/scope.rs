@@ -25,6 +25,7 @@ use syn::{Item, UseTree};
 
 use super::Exports;
 use super::loader::{Entry, ModId, Module, ROOT};
+use super::macros::{Expander, MacroRef, Textual};
 use super::oracle::{CfgEval, RuleSource};
 
 /// A path as written: `::a::b` has `leading`.
@@ -249,6 +250,14 @@ pub(crate) const KNOWN_TRAITS: &[&str] = &[
 
 const STD_ROOTS: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
 
+/// What a [`Resolver`] is built from, besides the module tree and the macros.
+pub(crate) struct Parts<'a> {
+    pub crate_name: &'a str,
+    pub deps: &'a BTreeMap<String, Exports>,
+    pub rules: &'a dyn RuleSource,
+    pub cfg: &'a dyn CfgEval,
+}
+
 /// A block scope stack for resolution: the module and the blocks around the path.
 #[derive(Clone, Copy)]
 pub(crate) struct Ctx<'l> {
@@ -263,6 +272,7 @@ pub(crate) struct Resolver<'a> {
     extern_prelude: HashMap<String, Res>,
     deps: &'a BTreeMap<String, Exports>,
     rules: &'a dyn RuleSource,
+    pub ex: &'a Expander<'a>,
     memo: Vec<RefCell<HashMap<String, Option<Res>>>>,
     ext_globs: Vec<RefCell<Option<Prefixes>>>,
     traits: Vec<OnceCell<Vec<String>>>,
@@ -299,6 +309,7 @@ impl<'a> Resolver<'a> {
         deps: &'a BTreeMap<String, Exports>,
         rules: &'a dyn RuleSource,
         cfg: &'a dyn CfgEval,
+        ex: &'a Expander<'a>,
     ) -> Self {
         let scopes: Vec<NameScope> = modules.iter().map(|m| module_scope(m, cfg)).collect();
         let mut extern_prelude = HashMap::new();
@@ -319,6 +330,7 @@ impl<'a> Resolver<'a> {
             extern_prelude,
             deps,
             rules,
+            ex,
             memo: (0..n).map(|_| RefCell::new(HashMap::new())).collect(),
             ext_globs: (0..n).map(|_| RefCell::new(None)).collect(),
             traits: (0..n).map(|_| OnceCell::new()).collect(),
@@ -667,7 +679,7 @@ impl<'a> Resolver<'a> {
         for k in (1..=rest.len()).rev() {
             let key = rest[..k].join("::");
             if let Some(t) = ex.aliases.get(&key) {
-                return target_of(t, &rest[k..], &format!("{krate}::{key}"));
+                return target_of(t, &rest[k..], &format!("{}::{key}", self.crate_display(krate)));
             }
             let gkey = if k == 1 { "*".to_string() } else { format!("{}::*", rest[..k - 1].join("::")) };
             if let Some(t) = ex.aliases.get(&gkey) {
@@ -690,11 +702,116 @@ impl<'a> Resolver<'a> {
             Res::Foreign { symbol, display } => Some(Target::Foreign { symbol, display }),
             Res::Ext(p) => Some(Target::Path(p)),
             Res::Dep { krate, rest } => Some(self.dep_alias(&krate, &rest).unwrap_or_else(|| {
-                let mut p = vec![krate];
+                let mut p = vec![self.crate_display(&krate).to_string()];
                 p.extend(rest);
                 Target::Path(p)
             })),
         }
+    }
+
+    /// The name of the crate behind an extern name: its package's crate name, so that a
+    /// renamed dependency (`dl = { package = "libloading" }`) and a `$crate` marker read as
+    /// the crate the rules know.
+    pub fn crate_display<'k>(&'k self, krate: &'k str) -> &'k str {
+        match self.deps.get(krate) {
+            Some(ex) if !ex.crate_name.is_empty() => &ex.crate_name,
+            _ => krate,
+        }
+    }
+
+    /// The `macro_rules!` a macro path names: the textual scope `macros` first (a single
+    /// name), then the macro namespace of the path's module (macros `use`d there, `use`
+    /// imports of macros, globs, `#[macro_export]` ones at the root, a dependency's exported
+    /// ones), then `#[macro_use] extern crate`s. `None`: no `macro_rules!` (a built-in, a
+    /// proc macro, or unknown).
+    pub fn resolve_macro(&self, ctx: Ctx, path: &UsePath, macros: &Textual) -> Option<MacroRef> {
+        let segs = &path.segs;
+        if segs.len() == 1 && !path.leading {
+            let name = segs[0].as_str();
+            if let Some(d) = macros.get(name) {
+                return Some(d);
+            }
+            for i in (0..ctx.layers.len()).rev() {
+                if let Some(b) = ctx.layers[i].names.get(name)
+                    && let BindKind::Import(p) = &b.kind
+                    && let Some(d) = self.macro_import(Ctx { module: ctx.module, layers: &ctx.layers[..=i] }, p, 0)
+                {
+                    return Some(d);
+                }
+            }
+            if let Some(d) = self.module_macro(ctx.module, name, 0) {
+                return Some(d);
+            }
+            return self.ex.macro_use.borrow().get(name).cloned();
+        }
+        let (last, prefix) = segs.split_last()?;
+        let res = self.resolve(ctx, &UsePath { leading: path.leading, segs: prefix.to_vec() }, false)?;
+        self.macro_in(res, last, 0)
+    }
+
+    fn macro_in(&self, res: Res, name: &str, depth: u32) -> Option<MacroRef> {
+        match res {
+            Res::Module(m) => self.module_macro(m, name, depth + 1),
+            Res::Dep { krate, mut rest } => {
+                rest.push(name.to_string());
+                self.ex.dep_macro(&krate, &rest.join("::"))
+            }
+            _ => None,
+        }
+    }
+
+    /// `name` in module `m`'s macro namespace.
+    fn module_macro(&self, m: ModId, name: &str, depth: u32) -> Option<MacroRef> {
+        if depth > 16 {
+            return None;
+        }
+        if let Some((d, _)) = self.ex.module_macro(m, name) {
+            return Some(d);
+        }
+        let ctx = Ctx { module: m, layers: &[] };
+        if let Some(b) = self.scopes[m].names.get(name)
+            && let BindKind::Import(p) = &b.kind
+            && let Some(d) = self.macro_import(ctx, p, depth)
+        {
+            return Some(d);
+        }
+        if m == ROOT
+            && let Some(d) = self.ex.exported.borrow().get(name)
+        {
+            return Some(d.clone());
+        }
+        for (g, _) in &self.scopes[m].globs {
+            match self.resolve(ctx, g, false) {
+                Some(Res::Module(gm)) if gm != m => {
+                    if let Some(d) = self.module_macro(gm, name, depth + 1) {
+                        return Some(d);
+                    }
+                }
+                Some(r @ Res::Dep { .. }) => {
+                    if let Some(d) = self.macro_in(r, name, depth) {
+                        return Some(d);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The macro a `use` path names (a path of two segments or more; `use m;` of a textual
+    /// macro is recorded by the loader).
+    fn macro_import(&self, ctx: Ctx, p: &UsePath, depth: u32) -> Option<MacroRef> {
+        let (last, prefix) = p.segs.split_last()?;
+        if prefix.is_empty() {
+            // `use dep;`-style imports of a crate are not macros; `use ::m` neither.
+            return None;
+        }
+        let prefix = UsePath { leading: p.leading, segs: prefix.to_vec() };
+        let res = self.resolve(ctx, &prefix, false).or_else(|| {
+            // 2015: `use` paths are relative to the crate root.
+            (ctx.module != ROOT && !p.leading).then(|| self.resolve(Ctx { module: ROOT, layers: &[] }, &prefix, false)).flatten()
+        })?;
+        self.macro_in(res, last, depth)
     }
 
     /// The known traits (see [`KNOWN_TRAITS`]) imported in `scope`, resolved from module `m`.
@@ -735,12 +852,76 @@ impl<'a> Resolver<'a> {
 
     /// What the crate exports: every `pub` path reachable from the root through `pub` modules
     /// and re-exports that names something outside the crate (an external path or a foreign
-    /// item). A glob re-export of an external module is recorded as `prefix::*`.
-    pub fn exports(&self) -> Exports {
+    /// item), a glob re-export of an external module as `prefix::*`; and its macros:
+    /// `#[macro_export]` ones at the root, and those `pub use` makes visible at a path.
+    /// `marker` is what `$crate` in this crate's macros becomes in other crates.
+    pub fn exports(&self, marker: &str) -> Exports {
         let mut aliases = BTreeMap::new();
         let mut seen = HashSet::new();
         self.export_walk(ROOT, "", 0, &mut aliases, &mut seen);
-        Exports { aliases }
+        let mut macros = BTreeMap::new();
+        for (name, def) in self.ex.exported.borrow().iter() {
+            macros.insert(name.clone(), def.export(marker));
+        }
+        let mut seen = HashSet::new();
+        self.export_macros(ROOT, "", 0, marker, &mut macros, &mut seen);
+        Exports { aliases, macros, crate_name: self.crate_name.to_string() }
+    }
+
+    fn export_macros(
+        &self,
+        m: ModId,
+        prefix: &str,
+        depth: usize,
+        marker: &str,
+        out: &mut BTreeMap<String, super::ExportedMacro>,
+        seen: &mut HashSet<(ModId, String)>,
+    ) {
+        const MAX_EXPORT_DEPTH: usize = 8;
+        if depth > MAX_EXPORT_DEPTH || out.len() > 100_000 || !seen.insert((m, prefix.to_string())) {
+            return;
+        }
+        let join = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}::{name}") };
+        let ctx = Ctx { module: m, layers: &[] };
+        if let Some(table) = self.ex.module_macros.borrow().get(m) {
+            for (name, (def, public)) in table {
+                if *public {
+                    out.entry(join(name)).or_insert_with(|| def.export(marker));
+                }
+            }
+        }
+        let mut names: Vec<(&String, &Binding)> = self.scopes[m].names.iter().filter(|(_, b)| b.public).collect();
+        names.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, b) in names {
+            match &b.kind {
+                BindKind::Mod(c) => self.export_macros(*c, &join(name), depth + 1, marker, out, seen),
+                BindKind::Import(p) => {
+                    if let Some(def) = self.macro_import(ctx, p, 0) {
+                        out.entry(join(name)).or_insert_with(|| def.export(marker));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (g, public) in &self.scopes[m].globs {
+            if !public {
+                continue;
+            }
+            match self.resolve(ctx, g, false) {
+                Some(Res::Module(c)) => self.export_macros(c, prefix, depth + 1, marker, out, seen),
+                Some(Res::Dep { krate, rest }) => {
+                    let Some(ex) = self.deps.get(&krate) else { continue };
+                    let base = rest.join("::");
+                    for (k, v) in &ex.macros {
+                        let sub = if base.is_empty() { Some(k.as_str()) } else { k.strip_prefix(&base).and_then(|s| s.strip_prefix("::")) };
+                        if let Some(sub) = sub {
+                            out.entry(join(sub)).or_insert_with(|| v.clone());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     fn export_walk(
@@ -844,6 +1025,7 @@ fn target_of(t: &str, tail: &[String], display: &str) -> Option<Target> {
 #[cfg(test)]
 mod tests {
     use super::super::loader::Loader;
+    use super::super::macros::test_expander;
     use super::super::oracle::doubles::{TestCfg, TestRules};
     use super::*;
     use crate::package::FileTree;
@@ -886,21 +1068,23 @@ mod tests {
     fn fixture(files: &[(&str, &str)], deps: &[(&str, &[(&str, &str)])]) -> Fixture {
         let tree: FileTree = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
         let cfg = TestCfg::linux(&[]);
-        let (loaded, sink) = Loader::new(&tree, &cfg, Scope::Runtime).load("src/lib.rs");
-        assert!(sink.findings.is_empty(), "{:?}", sink.findings);
-        let deps = deps
+        let deps: BTreeMap<String, Exports> = deps
             .iter()
             .map(|(k, al)| {
                 let aliases = al.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-                (k.to_string(), Exports { aliases })
+                (k.to_string(), Exports { aliases, ..Exports::default() })
             })
             .collect();
+        let rules = TestRules::small();
+        let parts = Parts { crate_name: "me", deps: &deps, rules: &rules, cfg: &cfg };
+        let (loaded, sink) = Loader::new(&tree, &cfg, Scope::Runtime, test_expander()).load("src/lib.rs", &parts);
+        assert!(sink.findings.is_empty(), "{:?}", sink.findings);
         Fixture { loaded, deps, rules: TestRules::small(), cfg }
     }
 
     impl Fixture {
         fn resolver(&self) -> Resolver<'_> {
-            Resolver::new(&self.loaded.modules, "me", &self.deps, &self.rules, &self.cfg)
+            Resolver::new(&self.loaded.modules, "me", &self.deps, &self.rules, &self.cfg, test_expander())
         }
         fn module(&self, path: &str) -> ModId {
             let want: Vec<String> = if path.is_empty() { vec![] } else { v(path) };
@@ -993,7 +1177,7 @@ mod tests {
             resolve_in(&r, ROOT, "sys::system"),
             Some(Target::Foreign { symbol: "system".into(), display: "me::sys::system".into() })
         );
-        let ex = r.exports();
+        let ex = r.exports("__velaris_crate_me");
         let got: Vec<String> = ex.aliases.iter().map(|(k, v)| format!("{k} -> {v}")).collect();
         assert_eq!(
             got,
@@ -1012,7 +1196,7 @@ mod tests {
         let mut deps = BTreeMap::new();
         deps.insert("me".to_string(), ex);
         let g = Fixture { deps, ..fixture(&[("src/lib.rs", "use me::*;")], &[]) };
-        let r2 = Resolver::new(&g.loaded.modules, "other", &g.deps, &g.rules, &g.cfg);
+        let r2 = Resolver::new(&g.loaded.modules, "other", &g.deps, &g.rules, &g.cfg, test_expander());
         assert_eq!(resolve_in(&r2, ROOT, "me::write"), path("std::fs::write"));
         assert_eq!(resolve_in(&r2, ROOT, "me::read"), path("std::fs::read"), "glob export");
         assert_eq!(resolve_in(&r2, ROOT, "var"), path("std::env::var"), "glob import of a dep");
@@ -1031,6 +1215,6 @@ mod tests {
         let r = f.resolver();
         assert_eq!(resolve_in(&r, ROOT, "x"), None);
         assert_eq!(resolve_in(&r, ROOT, "a::nothing"), None);
-        let _ = r.exports();
+        let _ = r.exports("__velaris_crate_me");
     }
 }

@@ -8,7 +8,9 @@ use super::*;
 
 fn run(files: &[(&str, &str)]) -> Vec<String> {
     let tree: FileTree = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
-    let out = analyze_with("me", &tree, "src/lib.rs", &TestCfg::linux(&[]), Scope::Runtime, &BTreeMap::new(), &TestRules::small());
+    let deps = BTreeMap::new();
+    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me" };
+    let out = analyze_with(&unit, &TestCfg::linux(&[]), &TestRules::small());
     out.findings.iter().map(|f| format!("{} {}:{}:{} {}", f.capability, f.file, f.line, f.column, f.path)).collect()
 }
 
@@ -47,14 +49,16 @@ extern "C" { fn system(c: *const u8) -> i32; }
 fn d() { some_macro!(std::fs::write, unsafe { 1 }); }
 /// std::fs::write in a doc comment
 fn e() { core::arch::asm!("nop"); }
+fn g() { m!("sh"); }
 "#,
     )]);
+    // The definition of `m` is not code; its expansion in `g` is, placed at the invocation.
     assert_eq!(
         got,
         [
             "fs.write src/lib.rs:4:22 std::fs::write",
-            "process.spawn src/lib.rs:1:47 std::process::Command::new",
             "process.spawn src/lib.rs:3:14 extern \"C\" fn system",
+            "process.spawn src/lib.rs:7:10 std::process::Command::new",
             "env.read src/lib.rs:2:25 std::env::var",
             "ffi src/lib.rs:3:14 extern \"C\" fn system",
             "unsafe src/lib.rs:2:80 unsafe block",

@@ -10,6 +10,7 @@ use syn::{Expr, Item, Pat, Stmt, Type};
 
 use super::attrs;
 use super::loader::{self, ModId, Sink};
+use super::macros::{self, MacroDefn, MacroRef, Textual};
 use super::oracle::{CfgEval, RuleSource};
 use super::scope::{Ctx, NameScope, Resolver, Target, UsePath};
 use crate::package::FileTree;
@@ -59,6 +60,21 @@ pub(crate) struct Analyzer<'a> {
     /// Local bindings in scope, innermost last, with their type when known.
     locals: Vec<(String, Option<String>)>,
     includes: Vec<String>,
+    /// The `macro_rules!` visible here (textual scope).
+    pub macros: Textual,
+    /// Nested expansions being visited.
+    depth: usize,
+}
+
+/// Where a macro invocation stands, which decides what its expansion must parse as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Pos {
+    Items,
+    ImplItems,
+    TraitItems,
+    /// Inside an `extern "ABI"` block.
+    ForeignItems(String),
+    Expr,
 }
 
 fn first_span(p: &syn::Path) -> Span {
@@ -92,6 +108,8 @@ impl<'a> Analyzer<'a> {
             layer_traits: Vec::new(),
             locals: Vec::new(),
             includes: Vec::new(),
+            macros: Textual::default(),
+            depth: 0,
         }
     }
 
@@ -281,43 +299,146 @@ impl<'a> Analyzer<'a> {
         self.visit_stmts(&stmts);
     }
 
-    /// A block's statements: configured-out ones skipped, `cfg_if!` expanded, the block's
-    /// items in scope for all of them.
+    /// A block's statements: configured-out ones skipped, statement macros expanded
+    /// (`macro_rules!` ones, `cfg_if!`, `cfg_select!`), the block's items in scope for all of
+    /// them, each statement visited with the `macro_rules!` visible at it.
     fn visit_stmts(&mut self, stmts: &[Stmt]) {
-        if stmts.iter().any(|s| stmt_cfg_if(s).is_some()) {
-            let owned = self.expand_cfg_if_stmts(stmts, 0);
-            return self.visit_stmts_plain(&owned);
+        if !stmts.iter().any(|s| stmt_macro(s).is_some()) {
+            return self.visit_stmts_plain(stmts, None);
         }
-        self.visit_stmts_plain(stmts)
+        let saved = self.macros.clone();
+        let mut scope = self.macros.clone();
+        let mut out = Vec::with_capacity(stmts.len());
+        self.expand_stmts(stmts, &mut scope, &mut out, 0);
+        let (owned, scopes): (Vec<Stmt>, Vec<Textual>) = out.into_iter().unzip();
+        self.visit_stmts_plain(&owned, Some(&scopes));
+        self.macros = saved;
     }
 
-    fn expand_cfg_if_stmts(&mut self, stmts: &[Stmt], depth: usize) -> Vec<Stmt> {
-        let mut owned = Vec::with_capacity(stmts.len());
+    fn expand_stmts(&mut self, stmts: &[Stmt], scope: &mut Textual, out: &mut Vec<(Stmt, Textual)>, depth: usize) {
         for s in stmts {
-            match stmt_cfg_if(s) {
-                Some(_) if !attrs::holds(attrs::stmt_attrs(s), self.cfg) => {}
-                Some(mac) if depth < 16 => {
-                    let file = self.file.clone();
-                    match loader::expand_cfg_if_stmts(mac, self.cfg, &file, self.sink) {
-                        Some(inner) => owned.extend(self.expand_cfg_if_stmts(&inner, depth + 1)),
-                        None => owned.push(s.clone()),
-                    }
+            let Some(mac) = stmt_macro(s) else {
+                out.push((s.clone(), scope.clone()));
+                continue;
+            };
+            if !attrs::holds(attrs::stmt_attrs(s), self.cfg) {
+                continue;
+            }
+            if let Stmt::Item(Item::Macro(im)) = s
+                && mac.path.is_ident("macro_rules")
+            {
+                if let Some(name) = &im.ident {
+                    let name = name.unraw().to_string();
+                    let def = MacroDefn::local(name.clone(), mac.tokens.clone(), self.r.ex.edition, false);
+                    *scope = scope.with(name, std::rc::Rc::new(def));
                 }
-                _ => owned.push(s.clone()),
+                continue;
+            }
+            let limit = self.r.ex.recursion_limit.get();
+            if loader::is_cfg_if(&mac.path) && self.depth + depth < limit {
+                let file = self.file.clone();
+                if let Some(inner) = loader::expand_cfg_if_stmts(mac, self.cfg, &file, self.sink) {
+                    self.expand_stmts(&inner, scope, out, depth + 1);
+                    continue;
+                }
+                out.push((s.clone(), scope.clone()));
+                continue;
+            }
+            self.macros = scope.clone();
+            let Some(def) = self.resolve_macro(&mac.path) else {
+                // A built-in or unknown macro: visited as it is.
+                out.push((s.clone(), scope.clone()));
+                continue;
+            };
+            if self.depth + depth >= limit {
+                self.fail(mac, &def.name, macros::ExpandFailure::Recursion(limit).to_string(), mac.tokens.clone());
+                continue;
+            }
+            let expanded = match self.r.ex.expand(&def, mac) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.fail(mac, &def.name, e.to_string(), mac.tokens.clone());
+                    continue;
+                }
+            };
+            match macros::parse_stmts(expanded.clone()) {
+                Ok(inner) => self.expand_stmts(&inner, scope, out, depth + 1),
+                Err(e) => self.fail(mac, &def.name, e.to_string(), expanded),
             }
         }
-        owned
     }
 
-    fn visit_stmts_plain(&mut self, stmts: &[Stmt]) {
+    fn visit_stmts_plain(&mut self, stmts: &[Stmt], scopes: Option<&[Textual]>) {
         let pushed = self.push_layer(stmts);
         self.with_locals_scope(|this| {
-            for s in stmts {
+            for (i, s) in stmts.iter().enumerate() {
+                if let Some(sc) = scopes {
+                    this.macros = sc[i].clone();
+                }
                 this.visit_stmt(s);
             }
         });
         if pushed {
             self.pop_layer();
+        }
+    }
+
+    fn resolve_macro(&self, path: &syn::Path) -> Option<MacroRef> {
+        self.r.resolve_macro(self.ctx(), &UsePath::from_path(path), &self.macros)
+    }
+
+    /// A macro that could not be expanded: `unanalyzed` at the invocation, and its tokens
+    /// (or the expansion that did not parse) scanned.
+    fn fail(&mut self, mac: &syn::Macro, name: &str, why: String, scan: TokenStream) {
+        self.add(Capability::Unanalyzed, macros::call_site(&mac.path), format!("macro `{name}!` not expanded: {why}"));
+        self.scan_tokens(scan, false);
+    }
+
+    /// Expand an invocation of `def` and visit what it produces as code of position `pos`.
+    fn expand_and_visit(&mut self, mac: &syn::Macro, def: &MacroDefn, pos: Pos) {
+        let limit = self.r.ex.recursion_limit.get();
+        if self.depth >= limit {
+            return self.fail(mac, &def.name, macros::ExpandFailure::Recursion(limit).to_string(), mac.tokens.clone());
+        }
+        let out = match self.r.ex.expand(def, mac) {
+            Ok(t) => t,
+            Err(e) => return self.fail(mac, &def.name, e.to_string(), mac.tokens.clone()),
+        };
+        self.depth += 1;
+        let parsed = match &pos {
+            Pos::Expr => match macros::parse_expr(out.clone()) {
+                Ok(e) => {
+                    self.visit_expr(&e);
+                    Ok(())
+                }
+                // A block-like expansion (`{ let x = ..; x }` without the braces) is still code.
+                Err(e) => macros::parse_stmts(out.clone()).map(|st| self.visit_stmts(&st)).map_err(|_| e),
+            },
+            Pos::Items => macros::parse_items(out.clone()).map(|items| {
+                for it in &items {
+                    if let Item::Mod(m) = it
+                        && m.content.is_none()
+                        && attrs::holds(&m.attrs, self.cfg)
+                    {
+                        self.add(
+                            Capability::Unanalyzed,
+                            macros::call_site(&mac.path),
+                            format!("`mod {};` produced by `{}!` here is not loaded", m.ident, def.name),
+                        );
+                    }
+                }
+                self.visit_loose_items(items)
+            }),
+            Pos::ImplItems => macros::parse_impl_items(out.clone()).map(|items| items.iter().for_each(|i| self.visit_impl_item(i))),
+            Pos::TraitItems => macros::parse_trait_items(out.clone()).map(|items| items.iter().for_each(|i| self.visit_trait_item(i))),
+            Pos::ForeignItems(abi) => {
+                let abi = abi.clone();
+                macros::parse_foreign_items(out.clone()).map(|items| items.iter().for_each(|i| self.foreign_item(&abi, i)))
+            }
+        };
+        self.depth -= 1;
+        if let Err(e) = parsed {
+            self.fail(mac, &def.name, e.to_string(), out);
         }
     }
 
@@ -336,28 +457,48 @@ impl<'a> Analyzer<'a> {
             self.add(Capability::Unanalyzed, span, format!("include! cycle: {rel}"));
             return;
         }
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            self.sink.add_at(Capability::Unanalyzed, &target, 1, 1, "source file is not UTF-8");
-            return;
-        };
         let saved = std::mem::replace(&mut self.file, Rc::from(target.as_str()));
         self.includes.push(target.clone());
-        if let Ok(e) = syn::parse_str::<Expr>(text) {
-            self.visit_expr(&e);
-        } else {
-            match syn::parse_file(text) {
-                Ok(f) => self.visit_loose_items(f.items),
-                Err(e) => self.add(Capability::Unanalyzed, e.span(), format!("parse error: {e}")),
+        match std::str::from_utf8(bytes).ok().and_then(|t| syn::parse_str::<Expr>(t).ok()) {
+            Some(e) => self.visit_expr(&e),
+            None => {
+                if let Some(f) = loader::parse_source(bytes, &target, self.sink, self.r.ex.edition) {
+                    self.visit_loose_items(f.items);
+                }
             }
         }
         self.includes.pop();
         self.file = saved;
     }
 
-    /// Every macro invocation.
-    fn macro_call(&mut self, mac: &syn::Macro, item_position: bool) {
+    /// Every macro invocation: a `macro_rules!` is expanded; a built-in is read by its own
+    /// rule; anything else (a proc macro, a macro velaris cannot see) has its tokens scanned,
+    /// and is `unanalyzed` when they hide a module or an `include!`.
+    fn macro_call(&mut self, mac: &syn::Macro, pos: Pos) {
         let Some(last) = mac.path.segments.last() else { return };
         let name = last.ident.unraw().to_string();
+        if mac.path.is_ident("macro_rules") {
+            return;
+        }
+        if let Some(def) = self.resolve_macro(&mac.path) {
+            return self.expand_and_visit(mac, &def, pos);
+        }
+        let item_position = pos != Pos::Expr;
+        if loader::is_cfg_if(&mac.path) && !item_position {
+            let file = self.file.clone();
+            if let Some(bodies) = loader::cfg_if_bodies(mac, self.cfg, &file, self.sink) {
+                for b in bodies {
+                    match macros::parse_expr(b.clone()) {
+                        Ok(e) => self.visit_expr(&e),
+                        Err(_) => match macros::parse_stmts(b.clone()) {
+                            Ok(st) => self.visit_stmts(&st),
+                            Err(_) => self.scan_tokens(b, false),
+                        },
+                    }
+                }
+                return;
+            }
+        }
         let std_path = mac.path.segments.len() == 1 || loader::is_std_macro(&mac.path, &name);
         if ASM_MACROS.contains(&name.as_str()) && self.is_asm_path(&mac.path) {
             self.add(Capability::Asm, first_span(&mac.path), format!("{name}!"));
@@ -379,6 +520,13 @@ impl<'a> Analyzer<'a> {
             return;
         }
         // Unknown macro: the tokens always (fail closed), and whatever syn understands.
+        if let Some(hidden) = macros::hidden_code(&mac.tokens) {
+            self.add(
+                Capability::Unanalyzed,
+                macros::call_site(&mac.path),
+                format!("macro `{name}!` not expanded (no `macro_rules!` of that name is visible) and its tokens declare {hidden}"),
+            );
+        }
         self.scan_tokens(mac.tokens.clone(), false);
         if !item_position
             && let Ok(exprs) = mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
@@ -647,6 +795,31 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// One item of an `extern "ABI"` block: `ffi`, and unless it is `pub` (an export, as in
+    /// `libc`, whose users get the symbol's capabilities through `Exports`) what the symbol
+    /// does.
+    fn foreign_item(&mut self, abi: &str, it: &syn::ForeignItem) {
+        if !attrs::holds(attrs::foreign_item_attrs(it), self.cfg) {
+            return;
+        }
+        let (what, ident, attrs, vis, span) = match it {
+            syn::ForeignItem::Fn(f) => ("fn", &f.sig.ident, &f.attrs, &f.vis, f.sig.fn_token.span),
+            syn::ForeignItem::Static(s) => ("static", &s.ident, &s.attrs, &s.vis, s.static_token.span),
+            syn::ForeignItem::Macro(m) => return self.macro_call(&m.mac, Pos::ForeignItems(abi.to_string())),
+            syn::ForeignItem::Verbatim(ts) => return self.scan_tokens(ts.clone(), false),
+            _ => return,
+        };
+        let attrs = attrs::effective(attrs, self.cfg);
+        let symbol = attrs::str_value(&attrs, "link_name").map_or_else(|| ident.unraw().to_string(), |(s, _)| s);
+        let label = format!("extern \"{abi}\" {what} {symbol}");
+        self.add(Capability::Ffi, span, label.clone());
+        if !matches!(vis, syn::Visibility::Public(_)) {
+            for c in self.rules.symbol(&symbol) {
+                self.add(c, span, label.clone());
+            }
+        }
+    }
+
     /// Push a block scope for the items of `stmts`, if any.
     fn push_layer(&mut self, stmts: &[Stmt]) -> bool {
         let mut layer = NameScope::default();
@@ -675,14 +848,14 @@ impl<'a> Analyzer<'a> {
     }
 }
 
-/// The `cfg_if!` invocation a statement is, if any.
-fn stmt_cfg_if(s: &Stmt) -> Option<&syn::Macro> {
-    let mac = match s {
-        Stmt::Macro(m) => &m.mac,
-        Stmt::Item(Item::Macro(m)) if m.ident.is_none() => &m.mac,
-        _ => return None,
-    };
-    loader::is_cfg_if(&mac.path).then_some(mac)
+/// The macro invocation a statement is, if any (a definition included).
+fn stmt_macro(s: &Stmt) -> Option<&syn::Macro> {
+    match s {
+        Stmt::Macro(m) => Some(&m.mac),
+        Stmt::Item(Item::Macro(m)) => Some(&m.mac),
+        Stmt::Expr(Expr::Macro(m), None) => Some(&m.mac),
+        _ => None,
+    }
 }
 
 /// Whether `::` after `prev` starts a path (`::std::x`) rather than continuing one
@@ -789,7 +962,7 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         }
         match i {
             syn::ImplItem::Verbatim(ts) => self.scan_tokens(ts.clone(), false),
-            syn::ImplItem::Macro(m) => self.macro_call(&m.mac, true),
+            syn::ImplItem::Macro(m) => self.macro_call(&m.mac, Pos::ImplItems),
             _ => visit::visit_impl_item(self, i),
         }
     }
@@ -800,7 +973,7 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         }
         match i {
             syn::TraitItem::Verbatim(ts) => self.scan_tokens(ts.clone(), false),
-            syn::TraitItem::Macro(m) => self.macro_call(&m.mac, true),
+            syn::TraitItem::Macro(m) => self.macro_call(&m.mac, Pos::TraitItems),
             _ => visit::visit_trait_item(self, i),
         }
     }
@@ -843,46 +1016,19 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             self.add(Capability::Ffi, span, p);
         }
         for it in &fm.items {
-            if !attrs::holds(attrs::foreign_item_attrs(it), self.cfg) {
-                continue;
-            }
-            let (what, ident, attrs, vis, span) = match it {
-                syn::ForeignItem::Fn(f) => ("fn", &f.sig.ident, &f.attrs, &f.vis, f.sig.fn_token.span),
-                syn::ForeignItem::Static(s) => ("static", &s.ident, &s.attrs, &s.vis, s.static_token.span),
-                syn::ForeignItem::Macro(m) => {
-                    self.macro_call(&m.mac, true);
-                    continue;
-                }
-                syn::ForeignItem::Verbatim(ts) => {
-                    self.scan_tokens(ts.clone(), false);
-                    continue;
-                }
-                _ => continue,
-            };
-            let attrs = attrs::effective(attrs, self.cfg);
-            let symbol = attrs::str_value(&attrs, "link_name").map_or_else(|| ident.unraw().to_string(), |(s, _)| s);
-            let label = format!("extern \"{abi}\" {what} {symbol}");
-            self.add(Capability::Ffi, span, label.clone());
-            // A `pub` foreign item is an export (as in `libc`): its users get the symbol's
-            // capabilities, through `Exports`.
-            if !matches!(vis, syn::Visibility::Public(_)) {
-                for c in self.rules.symbol(&symbol) {
-                    self.add(c, span, label.clone());
-                }
-            }
+            self.foreign_item(&abi, it);
         }
     }
 
+    /// A `macro_rules!` definition is not code: what it shows is found where it expands.
     fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
-        if m.mac.path.is_ident("macro_rules") {
-            self.scan_tokens(m.mac.tokens.clone(), true);
-        } else {
-            self.macro_call(&m.mac, true);
+        if !m.mac.path.is_ident("macro_rules") {
+            self.macro_call(&m.mac, Pos::Items);
         }
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        self.macro_call(m, false);
+        self.macro_call(m, Pos::Expr);
     }
 
     fn visit_stmt(&mut self, s: &'ast Stmt) {

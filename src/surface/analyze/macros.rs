@@ -1,0 +1,399 @@
+//! `macro_rules!` in a crate: where each macro is visible, what an invocation names, and its
+//! expansion parsed for the position it stands in.
+//!
+//! Scoping follows rustc:
+//! - **Textual scope** ([`Textual`]): a `macro_rules!` is visible after its definition, in the
+//!   rest of its module and in the modules declared after it; it stays visible after a
+//!   `#[macro_use] mod` that defines it. The loader carries the scope in source order and
+//!   stores, with every item, the scope it saw.
+//! - **Path scope**: `#[macro_export]` macros live at the crate root (`crate::m!`,
+//!   `$crate::m!`, and other crates' `dep::m!`); `use` brings a macro into a module's
+//!   namespace (`pub(crate) use m;` of a textual macro, `use dep::m;`, `use crate::m;`).
+//! - **`#[macro_use] extern crate dep;`** puts dep's exported macros in every module.
+//!
+//! A dependency's macros come with its [`Exports`]: the text of their arms, the edition and
+//! the marker that `$crate` becomes (an extern name under which the engine passes that
+//! crate's exports to every crate that can see its macros), so `$crate::x` resolves in the
+//! defining crate as rustc's hygiene makes it do.
+//!
+//! Expansion is bounded: a [`Budget`] shared by the crate's expansions and a recursion limit
+//! (the crate's `#![recursion_limit]`, default 128 as in rustc).
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+
+use super::mbe::{Budget, DefError, Edition, ExpandError, MacroRules};
+use super::{ExportedMacro, Exports};
+
+/// A `macro_rules!` definition, of this crate or of a dependency.
+pub(crate) struct MacroDefn {
+    pub name: String,
+    pub rules: Result<MacroRules, DefError>,
+    /// What `$crate` becomes: `crate` here, the defining crate's marker elsewhere.
+    pub dollar_crate: Vec<TokenTree>,
+    /// How other crates get it: `None` for this crate's own macros until exported.
+    pub exported: Option<ExportedMacro>,
+    /// The arms as written (for exporting a macro of this crate).
+    pub body: TokenStream,
+    pub edition: Edition,
+    pub local_inner: bool,
+}
+
+impl MacroDefn {
+    /// A definition of this crate.
+    pub fn local(name: String, body: TokenStream, edition: Edition, local_inner: bool) -> MacroDefn {
+        let rules = MacroRules::parse(body.clone(), edition, local_inner);
+        MacroDefn {
+            name,
+            rules,
+            dollar_crate: vec![TokenTree::Ident(Ident::new("crate", Span::call_site()))],
+            exported: None,
+            body,
+            edition,
+            local_inner,
+        }
+    }
+
+    /// How another crate sees this macro: `marker` is what `$crate` becomes there.
+    pub fn export(&self, marker: &str) -> ExportedMacro {
+        match &self.exported {
+            Some(e) => e.clone(),
+            None => ExportedMacro {
+                rules: self.body.to_string(),
+                krate: marker.to_string(),
+                edition: self.edition,
+                local_inner: self.local_inner,
+            },
+        }
+    }
+}
+
+pub(crate) type MacroRef = Rc<MacroDefn>;
+
+/// The textual scope: the `macro_rules!` visible at a point, innermost first. Persistent, so
+/// every item can keep the scope it saw at the cost of one pointer.
+#[derive(Clone, Default)]
+pub(crate) struct Textual(Option<Rc<TextualNode>>);
+
+pub(crate) struct TextualNode {
+    name: String,
+    def: MacroRef,
+    prev: Textual,
+}
+
+// A crate with thousands of macros makes a long chain: drop it iteratively.
+impl Drop for TextualNode {
+    fn drop(&mut self) {
+        let mut prev = self.prev.0.take();
+        while let Some(rc) = prev {
+            match Rc::try_unwrap(rc) {
+                Ok(mut node) => prev = node.prev.0.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+impl Textual {
+    pub fn with(&self, name: String, def: MacroRef) -> Textual {
+        Textual(Some(Rc::new(TextualNode { name, def, prev: self.clone() })))
+    }
+
+    pub fn get(&self, name: &str) -> Option<MacroRef> {
+        let mut cur = self.0.as_ref();
+        while let Some(n) = cur {
+            if n.name == name {
+                return Some(n.def.clone());
+            }
+            cur = n.prev.0.as_ref();
+        }
+        None
+    }
+}
+
+/// Counts, for the analysis report.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Stats {
+    pub expanded: u64,
+    pub failed: u64,
+}
+
+/// The crate-wide macro state, shared by the loader, the resolver and the visitor.
+pub(crate) struct Expander<'a> {
+    deps: &'a BTreeMap<String, Exports>,
+    pub edition: Edition,
+    budget: RefCell<Budget>,
+    pub recursion_limit: Cell<usize>,
+    dep_cache: RefCell<HashMap<(String, String), Option<MacroRef>>>,
+    /// `#[macro_export]` macros: the crate root's macro namespace.
+    pub exported: RefCell<BTreeMap<String, MacroRef>>,
+    /// `#[macro_use] extern crate`.
+    pub macro_use: RefCell<HashMap<String, MacroRef>>,
+    /// Per module: textual macros `use`d into its namespace (`pub(crate) use m;`), with
+    /// whether the `use` is `pub`.
+    pub module_macros: RefCell<Vec<HashMap<String, (MacroRef, bool)>>>,
+    pub stats: RefCell<Stats>,
+}
+
+/// The default `#![recursion_limit]`.
+pub(crate) const DEFAULT_RECURSION_LIMIT: usize = 128;
+/// The most velaris follows, whatever a crate asks for.
+pub(crate) const MAX_RECURSION_LIMIT: usize = 1024;
+
+impl<'a> Expander<'a> {
+    pub fn new(deps: &'a BTreeMap<String, Exports>, edition: Edition) -> Self {
+        Expander {
+            deps,
+            edition,
+            // Enough for the largest real crates several times over; a crate that exhausts
+            // it gets `unanalyzed` at the invocation that did.
+            budget: RefCell::new(Budget { steps: 400_000_000, tokens: 40_000_000 }),
+            recursion_limit: Cell::new(DEFAULT_RECURSION_LIMIT),
+            dep_cache: RefCell::new(HashMap::new()),
+            exported: RefCell::new(BTreeMap::new()),
+            macro_use: RefCell::new(HashMap::new()),
+            module_macros: RefCell::new(Vec::new()),
+            stats: RefCell::new(Stats::default()),
+        }
+    }
+
+    pub fn deps(&self) -> &'a BTreeMap<String, Exports> {
+        self.deps
+    }
+
+    /// The macro a dependency exports at `path` (`select`, `macros::m`), parsed once.
+    pub fn dep_macro(&self, krate: &str, path: &str) -> Option<MacroRef> {
+        let key = (krate.to_string(), path.to_string());
+        if let Some(hit) = self.dep_cache.borrow().get(&key) {
+            return hit.clone();
+        }
+        let def = self.deps.get(krate).and_then(|ex| ex.macros.get(path)).map(|em| {
+            let body: TokenStream = em.rules.parse().unwrap_or_default();
+            let marker = if em.krate.is_empty() { krate.to_string() } else { em.krate.clone() };
+            let dollar_crate = match syn::parse_str::<Ident>(&marker) {
+                Ok(id) => vec![TokenTree::Ident(id)],
+                Err(_) => vec![TokenTree::Ident(Ident::new("crate", Span::call_site()))],
+            };
+            let rules = MacroRules::parse(body.clone(), em.edition, em.local_inner);
+            let name = path.rsplit("::").next().unwrap_or(path).to_string();
+            Rc::new(MacroDefn {
+                name,
+                rules,
+                dollar_crate,
+                exported: Some(em.clone()),
+                body,
+                edition: em.edition,
+                local_inner: em.local_inner,
+            })
+        });
+        self.dep_cache.borrow_mut().insert(key, def.clone());
+        def
+    }
+
+    /// Every macro exported at the root of dependency `krate` (for `#[macro_use]`).
+    pub fn dep_root_macros(&self, krate: &str) -> Vec<(String, MacroRef)> {
+        let Some(ex) = self.deps.get(krate) else { return Vec::new() };
+        ex.macros
+            .keys()
+            .filter(|k| !k.contains("::"))
+            .filter_map(|k| self.dep_macro(krate, k).map(|d| (k.clone(), d)))
+            .collect()
+    }
+
+    /// Expand one invocation of `def`.
+    pub fn expand(&self, def: &MacroDefn, mac: &syn::Macro) -> Result<TokenStream, ExpandFailure> {
+        let rules = def.rules.as_ref().map_err(|e| ExpandFailure::Definition(e.clone()))?;
+        let call_site = call_site(&mac.path);
+        let mut budget = self.budget.borrow_mut();
+        let r = rules.expand(&mac.tokens, call_site, &def.dollar_crate, &mut budget).map_err(ExpandFailure::Expand);
+        let mut stats = self.stats.borrow_mut();
+        match &r {
+            Ok(_) => stats.expanded += 1,
+            Err(e) => {
+                stats.failed += 1;
+                if std::env::var_os("VELARIS_DEBUG_MACROS").is_some() {
+                    eprintln!("macro `{}!` not expanded: {e}\n  input: {}", def.name, mac.tokens);
+                }
+            }
+        }
+        r
+    }
+
+    pub fn ensure_module(&self, m: usize) {
+        let mut mm = self.module_macros.borrow_mut();
+        if mm.len() <= m {
+            mm.resize_with(m + 1, HashMap::new);
+        }
+    }
+
+    pub fn module_macro(&self, m: usize, name: &str) -> Option<(MacroRef, bool)> {
+        self.module_macros.borrow().get(m).and_then(|t| t.get(name)).cloned()
+    }
+}
+
+/// An expander with no dependencies, for unit tests (leaked: tests are short-lived).
+#[cfg(test)]
+pub(crate) fn test_expander() -> &'static Expander<'static> {
+    let deps: &'static BTreeMap<String, Exports> = Box::leak(Box::new(BTreeMap::new()));
+    Box::leak(Box::new(Expander::new(deps, Edition::E2021)))
+}
+
+/// Why an invocation of a known macro was not expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ExpandFailure {
+    #[error("its definition is not understood: {0}")]
+    Definition(DefError),
+    #[error("{0}")]
+    Expand(ExpandError),
+    #[error("the recursion limit ({0}) was reached")]
+    Recursion(usize),
+    #[error("its expansion does not parse as {what}: {error}")]
+    Parse { what: &'static str, error: String },
+}
+
+/// Where the tokens of an expansion are placed: the invocation's first path token.
+pub(crate) fn call_site(path: &syn::Path) -> Span {
+    match &path.leading_colon {
+        Some(c) => c.spans[0],
+        None => path.segments.first().map_or_else(Span::call_site, |s| s.ident.span()),
+    }
+}
+
+/// The name of `#[macro_export]` etc. on a `macro_rules!`: (exported, local_inner_macros).
+pub(crate) fn export_attrs(attrs: &[syn::Attribute]) -> (bool, bool) {
+    for a in attrs {
+        if a.path().is_ident("macro_export") {
+            let local_inner = match &a.meta {
+                syn::Meta::List(l) => l.tokens.to_string().contains("local_inner_macros"),
+                _ => false,
+            };
+            return (true, local_inner);
+        }
+    }
+    (false, false)
+}
+
+/// Whether `#[macro_use]` is among `attrs`; `Some(names)` for `#[macro_use(a, b)]`.
+pub(crate) fn macro_use(attrs: &[syn::Attribute]) -> Option<Option<Vec<String>>> {
+    for a in attrs {
+        if a.path().is_ident("macro_use") {
+            return Some(match &a.meta {
+                syn::Meta::List(l) => Some(
+                    l.tokens
+                        .clone()
+                        .into_iter()
+                        .filter_map(|t| match t {
+                            TokenTree::Ident(i) => Some(i.to_string()),
+                            _ => None,
+                        })
+                        .collect(),
+                ),
+                _ => None,
+            });
+        }
+    }
+    None
+}
+
+/// `#![recursion_limit = "N"]` of the crate root, capped.
+pub(crate) fn recursion_limit(attrs: &[syn::Attribute]) -> usize {
+    for a in attrs {
+        if let syn::Meta::NameValue(nv) = &a.meta
+            && nv.path.is_ident("recursion_limit")
+            && let syn::Expr::Lit(l) = &nv.value
+            && let syn::Lit::Str(s) = &l.lit
+            && let Ok(n) = s.value().trim().parse::<usize>()
+        {
+            return n.clamp(1, MAX_RECURSION_LIMIT);
+        }
+    }
+    DEFAULT_RECURSION_LIMIT
+}
+
+/// What tokens of an invocation that is not expanded hide from the analysis: a `mod x;`
+/// (a whole file) or an `include!`.
+pub(crate) fn hidden_code(ts: &TokenStream) -> Option<String> {
+    let tts: Vec<TokenTree> = ts.clone().into_iter().collect();
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => {
+                if let Some(h) = hidden_code(&g.stream()) {
+                    return Some(h);
+                }
+            }
+            TokenTree::Ident(id) if id == "mod" => {
+                if let (Some(TokenTree::Ident(name)), Some(TokenTree::Punct(p))) = (tts.get(i + 1), tts.get(i + 2))
+                    && p.as_char() == ';'
+                {
+                    return Some(format!("`mod {name};`"));
+                }
+            }
+            TokenTree::Ident(id) if id == "include" => {
+                if matches!(tts.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!') {
+                    return Some("`include!`".to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn parse_all<T>(ts: TokenStream, what: &'static str, f: impl Fn(syn::parse::ParseStream) -> syn::Result<T>) -> Result<Vec<T>, ExpandFailure> {
+    syn::parse::Parser::parse2(
+        |input: syn::parse::ParseStream| {
+            let mut out = Vec::new();
+            while !input.is_empty() {
+                // A stray `;` after an item-position expansion is allowed.
+                if input.peek(syn::Token![;]) {
+                    input.parse::<syn::Token![;]>()?;
+                    continue;
+                }
+                out.push(f(input)?);
+            }
+            Ok(out)
+        },
+        ts,
+    )
+    .map_err(|e| ExpandFailure::Parse { what, error: e.to_string() })
+}
+
+pub(crate) fn parse_items(ts: TokenStream) -> Result<Vec<syn::Item>, ExpandFailure> {
+    parse_all(ts, "items", |i| i.parse())
+}
+
+pub(crate) fn parse_impl_items(ts: TokenStream) -> Result<Vec<syn::ImplItem>, ExpandFailure> {
+    parse_all(ts, "impl items", |i| i.parse())
+}
+
+pub(crate) fn parse_trait_items(ts: TokenStream) -> Result<Vec<syn::TraitItem>, ExpandFailure> {
+    parse_all(ts, "trait items", |i| i.parse())
+}
+
+pub(crate) fn parse_foreign_items(ts: TokenStream) -> Result<Vec<syn::ForeignItem>, ExpandFailure> {
+    parse_all(ts, "foreign items", |i| i.parse())
+}
+
+pub(crate) fn parse_stmts(ts: TokenStream) -> Result<Vec<syn::Stmt>, ExpandFailure> {
+    syn::parse::Parser::parse2(syn::Block::parse_within, ts)
+        .map_err(|e| ExpandFailure::Parse { what: "statements", error: e.to_string() })
+}
+
+/// An expansion in expression position: one expression (a trailing `;` is ignored, as rustc
+/// does with a warning).
+pub(crate) fn parse_expr(ts: TokenStream) -> Result<syn::Expr, ExpandFailure> {
+    syn::parse::Parser::parse2(
+        |input: syn::parse::ParseStream| {
+            let e: syn::Expr = input.parse()?;
+            if input.peek(syn::Token![;]) {
+                input.parse::<syn::Token![;]>()?;
+            }
+            Ok(e)
+        },
+        ts,
+    )
+    .map_err(|e| ExpandFailure::Parse { what: "an expression", error: e.to_string() })
+}

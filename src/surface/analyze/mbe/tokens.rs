@@ -1,0 +1,199 @@
+//! The token view rustc's macro matcher has of a proc-macro2 stream.
+//!
+//! proc-macro2 splits every multi-character operator into single `Punct`s (`=>` is `=` Joint
+//! then `>`), and a lifetime into `'` and an identifier; rustc's macro matcher sees `=>`,
+//! `::`, `..=`, `'a` as one token each (a `$t:tt` takes all of `=>`). [`next`] glues them
+//! back the way rustc's token cursor does (`Token::glue`), so matching and `tt` fragments see
+//! rustc's tokens.
+
+use proc_macro2::{Spacing, TokenTree};
+
+/// One rustc token, as far as matching cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Tok {
+    /// An identifier or keyword, as written (`r#type` keeps its `r#`). `_` is an identifier
+    /// for proc-macro2 and one here too; callers that care check for it.
+    Ident(String),
+    /// `'a` (two token trees).
+    Lifetime(String),
+    /// A punctuation token, glued: `=>`, `::`, `..=`, `#`, `$`.
+    Punct(String),
+    Literal(String),
+    /// A delimited group (`Delimiter::None` ones are groups too: they hold a fragment that an
+    /// outer expansion transcribed, which rustc treats as one opaque token).
+    Group(proc_macro2::Delimiter),
+}
+
+/// rustc's `Token::glue`: the operator formed by `a` followed (joint) by `b`.
+fn glue(a: &str, b: char) -> Option<&'static str> {
+    Some(match (a, b) {
+        ("=", '=') => "==",
+        ("=", '>') => "=>",
+        ("<", '=') => "<=",
+        ("<", '<') => "<<",
+        ("<<", '=') => "<<=",
+        (">", '=') => ">=",
+        (">", '>') => ">>",
+        (">>", '=') => ">>=",
+        ("!", '=') => "!=",
+        ("+", '=') => "+=",
+        ("-", '=') => "-=",
+        ("*", '=') => "*=",
+        ("/", '=') => "/=",
+        ("%", '=') => "%=",
+        ("^", '=') => "^=",
+        ("&", '=') => "&=",
+        ("|", '=') => "|=",
+        ("&", '&') => "&&",
+        ("|", '|') => "||",
+        ("-", '>') => "->",
+        (".", '.') => "..",
+        ("..", '.') => "...",
+        ("..", '=') => "..=",
+        (":", ':') => "::",
+        _ => return None,
+    })
+}
+
+/// The token starting at `tts[i]` and how many token trees it spans.
+pub(crate) fn next(tts: &[TokenTree], i: usize) -> Option<(Tok, usize)> {
+    Some(match tts.get(i)? {
+        TokenTree::Ident(id) => (Tok::Ident(id.to_string()), 1),
+        TokenTree::Literal(l) => (Tok::Literal(l.to_string()), 1),
+        TokenTree::Group(g) => (Tok::Group(g.delimiter()), 1),
+        TokenTree::Punct(p) => {
+            if p.as_char() == '\''
+                && p.spacing() == Spacing::Joint
+                && let Some(TokenTree::Ident(id)) = tts.get(i + 1)
+            {
+                return Some((Tok::Lifetime(format!("'{id}")), 2));
+            }
+            let mut op = p.as_char().to_string();
+            let mut spacing = p.spacing();
+            let mut n = 1;
+            while spacing == Spacing::Joint {
+                let Some(TokenTree::Punct(q)) = tts.get(i + n) else { break };
+                let Some(g) = glue(&op, q.as_char()) else { break };
+                op = g.to_string();
+                spacing = q.spacing();
+                n += 1;
+            }
+            (Tok::Punct(op), n)
+        }
+    })
+}
+
+/// Every token of `tts`, glued.
+#[cfg(test)]
+pub(crate) fn all(tts: &[TokenTree]) -> Vec<(Tok, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some((t, n)) = next(tts, i) {
+        out.push((t, i..i + n));
+        i += n;
+    }
+    out
+}
+
+/// Strict and reserved keywords of every edition (rustc's `is_reserved_ident` without the
+/// edition split: an identifier that is a keyword in some edition is treated as one).
+const RESERVED: &[&str] = &[
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
+    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use",
+    "where", "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final",
+    "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen", "_",
+];
+
+fn reserved(s: &str) -> bool {
+    RESERVED.contains(&s)
+}
+
+fn path_segment_keyword(s: &str) -> bool {
+    matches!(s, "super" | "self" | "Self" | "crate")
+}
+
+/// rustc's `Token::can_begin_expr`.
+pub(crate) fn can_begin_expr(t: &Tok) -> bool {
+    match t {
+        Tok::Ident(s) => {
+            let s = s.strip_prefix("r#").map_or(s.as_str(), |_| "x");
+            !reserved(s)
+                || path_segment_keyword(s)
+                || matches!(
+                    s,
+                    "async" | "do" | "box" | "break" | "const" | "continue" | "false" | "for" | "gen" | "if"
+                        | "let" | "loop" | "match" | "move" | "return" | "true" | "try" | "unsafe" | "while"
+                        | "yield" | "safe" | "static"
+                )
+        }
+        Tok::Group(_) | Tok::Literal(_) | Tok::Lifetime(_) => true,
+        Tok::Punct(p) => matches!(
+            p.as_str(),
+            "!" | "-" | "*" | "|" | "||" | "&" | "&&" | ".." | "..." | "..=" | "<" | "<<" | "::" | "#"
+        ),
+    }
+}
+
+/// rustc's `Token::can_begin_type`.
+pub(crate) fn can_begin_type(t: &Tok) -> bool {
+    match t {
+        Tok::Ident(s) => {
+            let s = s.strip_prefix("r#").map_or(s.as_str(), |_| "x");
+            !reserved(s)
+                || path_segment_keyword(s)
+                || matches!(s, "_" | "for" | "impl" | "fn" | "unsafe" | "extern" | "typeof" | "dyn")
+        }
+        Tok::Group(d) => *d != proc_macro2::Delimiter::Brace,
+        Tok::Lifetime(_) => true,
+        Tok::Literal(_) => false,
+        Tok::Punct(p) => matches!(p.as_str(), "!" | "*" | "&" | "&&" | "?" | "<" | "<<" | "::"),
+    }
+}
+
+/// rustc's `Token::can_begin_pattern`; `or`: a top-level or-pattern may start with `|`.
+pub(crate) fn can_begin_pattern(t: &Tok, or: bool) -> bool {
+    match t {
+        Tok::Ident(_) | Tok::Literal(_) => true,
+        Tok::Group(d) => *d != proc_macro2::Delimiter::Brace,
+        Tok::Lifetime(_) => false,
+        Tok::Punct(p) => match p.as_str() {
+            "&" | "-" | "&&" | ".." | "..." | "::" | "<" | "<<" => true,
+            "|" => or,
+            _ => false,
+        },
+    }
+}
+
+/// rustc's `can_begin_literal_maybe_minus`.
+pub(crate) fn can_begin_literal(t: &Tok) -> bool {
+    match t {
+        Tok::Literal(_) => true,
+        Tok::Punct(p) => p == "-",
+        Tok::Ident(s) => s == "true" || s == "false",
+        Tok::Group(d) => *d == proc_macro2::Delimiter::None,
+        Tok::Lifetime(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proc_macro2::TokenStream;
+
+    fn toks(s: &str) -> Vec<Tok> {
+        let ts: TokenStream = s.parse().unwrap();
+        let tts: Vec<TokenTree> = ts.into_iter().collect();
+        all(&tts).into_iter().map(|(t, _)| t).collect()
+    }
+
+    #[test]
+    fn glues_like_rustc() {
+        let p = |s: &str| Tok::Punct(s.to_string());
+        assert_eq!(toks("=> :: ..= <<= -> a"), [p("=>"), p("::"), p("..="), p("<<="), p("->"), Tok::Ident("a".into())]);
+        assert_eq!(toks("= > : :"), [p("="), p(">"), p(":"), p(":")]);
+        // `=>&` is `=>` then `&`; `'a` is one token.
+        assert_eq!(toks("=>& 'a"), [p("=>"), p("&"), Tok::Lifetime("'a".into())]);
+        assert_eq!(toks("x..."), [Tok::Ident("x".into()), p("...")]);
+    }
+}
