@@ -50,6 +50,9 @@ pub enum RuleKind {
     Method { type_path: String, method: String },
     /// `[[symbol]]`.
     Symbol,
+    /// `[[syscall]]`: a system call by its name (`SYS_<name>`), for `syscall(SYS_x, ..)` with
+    /// a constant number.
+    Syscall,
 }
 
 /// One rule, with where it was written.
@@ -86,6 +89,7 @@ struct Table {
     /// Canonical path (methods as `type::method`) → rule.
     paths: HashMap<String, Rule>,
     symbols: HashMap<String, Rule>,
+    syscalls: HashMap<String, Rule>,
     symbol_crates: BTreeSet<String>,
     /// Every rule in file order, for listing.
     order: Vec<Rule>,
@@ -206,6 +210,17 @@ impl Rules {
             return Some(r);
         }
         self.builtin.symbols.get(symbol)
+    }
+
+    /// The rule for system call `name` (without `SYS_`): a `[[syscall]]` entry, else the
+    /// `[[symbol]]` rule of the function of that name (`SYS_openat` is what `openat` does).
+    pub fn lookup_syscall(&self, name: &str) -> Option<&Rule> {
+        if let Some(o) = &self.overlay
+            && let Some(r) = o.syscalls.get(name)
+        {
+            return Some(r);
+        }
+        self.builtin.syscalls.get(name).or_else(|| self.lookup_symbol(name))
     }
 
     /// Every rule, built-in ones first, each table in file order.
@@ -365,13 +380,14 @@ fn type_name(v: &DeValue<'_>) -> &'static str {
     v.type_str()
 }
 
-const TOP_KEYS: &[&str] = &["version", "symbol_crates", "path", "method", "symbol"];
+const TOP_KEYS: &[&str] = &["version", "symbol_crates", "path", "method", "symbol", "syscall"];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum EntryKind {
     Path,
     Method,
     Symbol,
+    Syscall,
 }
 
 impl EntryKind {
@@ -380,6 +396,7 @@ impl EntryKind {
             EntryKind::Path => "path",
             EntryKind::Method => "method",
             EntryKind::Symbol => "symbol",
+            EntryKind::Syscall => "syscall",
         }
     }
     fn keys(self) -> &'static [&'static str] {
@@ -404,6 +421,14 @@ impl EntryKind {
             EntryKind::Symbol => &[
                 "symbol",
                 "symbols",
+                "capability",
+                "capabilities",
+                "safe",
+                "note",
+            ],
+            EntryKind::Syscall => &[
+                "syscall",
+                "syscalls",
                 "capability",
                 "capabilities",
                 "safe",
@@ -478,7 +503,7 @@ fn parse_table(src: &str, origin: &str, overlay: bool) -> Result<Table, RulesErr
         }
     }
 
-    for kind in [EntryKind::Path, EntryKind::Method, EntryKind::Symbol] {
+    for kind in [EntryKind::Path, EntryKind::Method, EntryKind::Symbol, EntryKind::Syscall] {
         let Some(v) = doc.get(kind.table()) else {
             continue;
         };
@@ -620,10 +645,12 @@ fn parse_entry(
         None => false,
         Some(v) => match v.get_ref() {
             DeValue::Boolean(b) => {
-                if *b && !cx.overlay {
+                // The built-in table lists harmless system calls (a number is not a name:
+                // it must say which do nothing the capabilities cover).
+                if *b && !cx.overlay && kind != EntryKind::Syscall {
                     cx.err(
                         v.span(),
-                        "`safe = true` is for overlays, not the built-in table",
+                        "`safe = true` is for overlays and [[syscall]] entries, not the built-in table",
                     );
                 }
                 *b
@@ -726,6 +753,15 @@ fn parse_entry(
                 }
             }
         }
+        EntryKind::Syscall => {
+            for (s, span) in one_or_many(cx, entry, &entry_span, name, "syscall", "syscalls") {
+                if !is_ident(&s) || s.starts_with("SYS_") {
+                    cx.err(span, format!("`{s}` is not a system call name (the name without `SYS_`, such as `execve`)"));
+                } else {
+                    keys.push((s, RuleKind::Syscall, span));
+                }
+            }
+        }
         EntryKind::Symbol => {
             for (s, span) in one_or_many(cx, entry, &entry_span, name, "symbol", "symbols") {
                 if s.is_empty() || s.contains(char::is_whitespace) || s.contains("::") {
@@ -756,10 +792,10 @@ fn parse_entry(
             line,
             column,
         };
-        let map = if kind == EntryKind::Symbol {
-            &mut table.symbols
-        } else {
-            &mut table.paths
+        let map = match kind {
+            EntryKind::Symbol => &mut table.symbols,
+            EntryKind::Syscall => &mut table.syscalls,
+            EntryKind::Path | EntryKind::Method => &mut table.paths,
         };
         if let Some(first) = map.get(&key) {
             let what = match (&first.kind, &rule.kind) {
@@ -829,6 +865,10 @@ mod tests {
         let rules = Rules::builtin();
         let mut seen = BTreeSet::new();
         for r in rules.rules() {
+            if r.kind == RuleKind::Syscall && r.safe {
+                // Harmless system calls are listed as such.
+                continue;
+            }
             assert!(!r.safe, "built-in rule {} is marked safe", r.key);
             assert!(!r.capabilities.is_empty(), "{}", r.key);
             for c in &r.capabilities {
@@ -1348,6 +1388,10 @@ colour = \"red\"
                 }
             }
         }
+        let syscalls: Vec<String> = rules.iter().filter(|r| r.kind == RuleKind::Syscall).map(|r| format!("`SYS_{}`", r.key)).collect();
+        if !syscalls.is_empty() {
+            let _ = writeln!(out, "System calls by constant number (`libc::syscall(SYS_<name>, ..)`; a name not listed here takes the rule of the foreign symbol of that name): {}\n", syscalls.join(", "));
+        }
         if !sym_groups.is_empty() {
             out.push_str("Foreign symbols (also `libc::<name>`, `windows_sys::..::<name>`, `winapi::..::<name>`):\n\n");
             for (syms, n) in sym_groups {
@@ -1389,6 +1433,19 @@ colour = \"red\"
     }
 
     #[test]
+    fn docs_list_every_harmless_system_call() {
+        let sections = doc_sections();
+        let text = &sections.iter().find(|s| s.0 == "unanalyzed").expect("## unanalyzed").1;
+        let missing: Vec<&str> = Rules::builtin()
+            .rules()
+            .filter(|r| r.kind == RuleKind::Syscall && r.safe)
+            .filter(|r| !text.contains(&format!("`SYS_{}`", r.key)))
+            .map(|r| r.key.as_str())
+            .collect();
+        assert!(missing.is_empty(), "docs/capabilities.md (## unanalyzed) does not list: {missing:?}");
+    }
+
+    #[test]
     fn docs_list_every_rule_under_its_capabilities() {
         let sections = doc_sections();
         let names: Vec<&str> = sections.iter().map(|s| s.0.as_str()).collect();
@@ -1408,6 +1465,7 @@ colour = \"red\"
                 let text = section(*c);
                 let found = match &r.kind {
                     RuleKind::Path | RuleKind::Symbol => text.contains(&format!("`{}`", r.key)),
+                    RuleKind::Syscall => text.contains(&format!("`SYS_{}`", r.key)),
                     RuleKind::Method { type_path, method } => text.lines().any(|l| {
                         l.starts_with(&format!("| `{type_path}` |"))
                             && l.contains(&format!("`{method}`"))

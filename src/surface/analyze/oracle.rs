@@ -23,6 +23,9 @@ pub(crate) trait RuleSource {
     fn path(&self, segments: &[&str]) -> Option<Vec<Capability>>;
     fn method(&self, type_path: &str, method: &str) -> Option<Vec<Capability>>;
     fn symbol(&self, symbol: &str) -> Vec<Capability>;
+    /// What system call `name` (without `SYS_`) does: `None` when no rule knows it,
+    /// `Some(empty)` when it is harmless.
+    fn syscall(&self, name: &str) -> Option<Vec<Capability>>;
 }
 
 fn rule_caps(r: &Rule) -> Vec<Capability> {
@@ -51,6 +54,9 @@ impl RuleSource for Rules {
     }
     fn symbol(&self, symbol: &str) -> Vec<Capability> {
         self.lookup_symbol(symbol).map(rule_caps).unwrap_or_default()
+    }
+    fn syscall(&self, name: &str) -> Option<Vec<Capability>> {
+        self.lookup_syscall(name).map(rule_caps)
     }
 }
 
@@ -149,6 +155,7 @@ pub(crate) mod doubles {
             );
             r.methods.insert(("std::path::Path".into(), "exists".into()), Capability::FsRead);
             r.symbols.insert("system".into(), Capability::ProcessSpawn);
+            r.symbols.insert("syscall".into(), Capability::Unanalyzed);
             r
         }
     }
@@ -167,6 +174,13 @@ pub(crate) mod doubles {
         }
         fn symbol(&self, symbol: &str) -> Vec<Capability> {
             self.symbols.get(symbol).copied().into_iter().collect()
+        }
+        fn syscall(&self, name: &str) -> Option<Vec<Capability>> {
+            match name {
+                "futex" => Some(Vec::new()),
+                "execve" => Some(vec![Capability::ProcessSpawn]),
+                _ => None,
+            }
         }
     }
 }

@@ -278,6 +278,7 @@ pub(crate) struct Resolver<'a> {
     traits: Vec<OnceCell<Vec<String>>>,
     busy: RefCell<HashSet<(ModId, String)>>,
     depth: Cell<u32>,
+    macro_memo: RefCell<HashMap<(ModId, String), Option<MacroRef>>>,
     /// Field name → the known types of struct fields with that name, crate-wide.
     pub field_types: HashMap<String, Vec<String>>,
 }
@@ -336,6 +337,7 @@ impl<'a> Resolver<'a> {
             traits: (0..n).map(|_| OnceCell::new()).collect(),
             busy: RefCell::new(HashSet::new()),
             depth: Cell::new(0),
+            macro_memo: RefCell::new(HashMap::new()),
             field_types: HashMap::new(),
         };
         // Root `extern crate x as y;` also enter the extern prelude.
@@ -760,11 +762,25 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// `name` in module `m`'s macro namespace.
+    /// `name` in module `m`'s macro namespace. Memoized; a cycle of globs finds nothing.
     fn module_macro(&self, m: ModId, name: &str, depth: u32) -> Option<MacroRef> {
         if depth > 16 {
             return None;
         }
+        let key = (m, name.to_string());
+        if let Some(hit) = self.macro_memo.borrow().get(&key) {
+            return hit.clone();
+        }
+        if !self.busy.borrow_mut().insert((m, format!("!{name}"))) {
+            return None;
+        }
+        let r = self.module_macro_uncached(m, name, depth);
+        self.busy.borrow_mut().remove(&(m, format!("!{name}")));
+        self.macro_memo.borrow_mut().insert(key, r.clone());
+        r
+    }
+
+    fn module_macro_uncached(&self, m: ModId, name: &str, depth: u32) -> Option<MacroRef> {
         if let Some((d, _)) = self.ex.module_macro(m, name) {
             return Some(d);
         }

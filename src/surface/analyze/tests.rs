@@ -93,3 +93,35 @@ fn long_chains_and_deep_nesting() {
     assert_eq!(got.len(), 2, "{got:?}");
     assert!(got[0].starts_with("process.spawn src/lib.rs:1:10 std::process::Command::new"), "{got:?}");
 }
+
+#[test]
+fn system_calls_by_constant_number() {
+    let got = run(&[(
+        "src/lib.rs",
+        r#"extern "C" { fn syscall(n: i64, ...) -> i64; }
+const SYS_futex: i64 = 202;
+const SYS_execve: i64 = 59;
+unsafe fn f(n: i64) {
+    syscall(SYS_futex, 0);
+    syscall(self::SYS_execve as i64, 0);
+    syscall(n);
+    syscall(SYS_mystery);
+}
+"#,
+    )]);
+    let mine: Vec<&String> = got.iter().filter(|f| !f.starts_with("unsafe ")).collect();
+    assert_eq!(
+        mine,
+        [
+            "process.spawn src/lib.rs:6:5 me::syscall(SYS_execve)",
+            "ffi src/lib.rs:1:14 extern \"C\" fn syscall",
+            "ffi src/lib.rs:5:5 me::syscall(SYS_futex)",
+            "ffi src/lib.rs:6:5 me::syscall(SYS_execve)",
+            "ffi src/lib.rs:7:5 me::syscall",
+            "ffi src/lib.rs:8:5 me::syscall(SYS_mystery)",
+            "unanalyzed src/lib.rs:1:14 extern \"C\" fn syscall",
+            "unanalyzed src/lib.rs:7:5 me::syscall",
+            "unanalyzed src/lib.rs:8:5 me::syscall(SYS_mystery): a system call no rule knows",
+        ]
+    );
+}

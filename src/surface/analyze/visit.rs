@@ -795,6 +795,49 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// `syscall(SYS_x, ..)` (libc's, or a foreign `syscall`) with a constant number: `ffi` and
+    /// what system call x does, instead of the `unanalyzed` of a raw system call. `false`
+    /// when the call is not that.
+    fn syscall_call(&mut self, c: &syn::ExprCall) -> bool {
+        let Expr::Path(p) = &*c.func else { return false };
+        if p.qself.is_some() {
+            return false;
+        }
+        let up = UsePath::from_path(&p.path);
+        let target = match self.r.resolve(self.ctx(), &up, false) {
+            Some(r) => self.r.finalize(r),
+            None if up.segs.len() > 1 && self.r.first_unknown(self.ctx(), &up) => Some(Target::Path(up.segs.clone())),
+            None => None,
+        };
+        let display = match &target {
+            Some(Target::Foreign { symbol, display }) if symbol == "syscall" => display.clone(),
+            Some(Target::Path(segs)) if segs.len() == 2 && segs[0] == "libc" && segs[1] == "syscall" => "libc::syscall".to_string(),
+            _ => return false,
+        };
+        let Some(number) = c.args.first() else { return false };
+        let mut e = number;
+        loop {
+            match e {
+                Expr::Cast(x) => e = &x.expr,
+                Expr::Paren(x) => e = &x.expr,
+                Expr::Group(x) => e = &x.expr,
+                _ => break,
+            }
+        }
+        let Expr::Path(np) = e else { return false };
+        let Some(last) = np.path.segments.last() else { return false };
+        let last = last.ident.unraw().to_string();
+        let Some(name) = last.strip_prefix("SYS_").or_else(|| last.strip_prefix("__NR_")) else { return false };
+        let span = first_span(&p.path);
+        let label = format!("{display}(SYS_{name})");
+        self.add(Capability::Ffi, span, label.clone());
+        match self.rules.syscall(name) {
+            Some(caps) => caps.into_iter().for_each(|cap| self.add(cap, span, label.clone())),
+            None => self.add(Capability::Unanalyzed, span, format!("{label}: a system call no rule knows")),
+        }
+        true
+    }
+
     /// One item of an `extern "ABI"` block: `ffi`, and unless it is `pub` (an export, as in
     /// `libc`, whose users get the symbol's capabilities through `Exports`) what the symbol
     /// does.
@@ -1053,6 +1096,19 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             Expr::Verbatim(ts) => self.scan_tokens(ts.clone(), false),
             _ => visit::visit_expr(self, e),
         }
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if !attrs::holds(&c.attrs, self.cfg) {
+            return;
+        }
+        if self.syscall_call(c) {
+            for a in &c.args {
+                self.visit_expr(a);
+            }
+            return;
+        }
+        visit::visit_expr_call(self, c);
     }
 
     fn visit_expr_unsafe(&mut self, u: &'ast syn::ExprUnsafe) {
