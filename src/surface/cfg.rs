@@ -269,14 +269,18 @@ impl CfgEnv {
     }
 
     /// The same configuration with these cfg names unknown (see [`CfgEnv::unknown`]). A name
-    /// that is a cfg of the target or a feature stays known.
+    /// that is a cfg of the target or a feature stays known. A name spelled like another
+    /// target's triple (`aarch64_apple_darwin`: build scripts set the one of the target being
+    /// built, as aws-lc-sys does) stays false; the one of this target is unknown.
     pub fn with_unknown<'s>(&self, names: impl IntoIterator<Item = &'s str>) -> CfgEnv {
         let mut env = self.clone();
+        let own = self.triple.replace(['-', '.'], "_");
         for n in names {
             let known = n == "feature" || self.all.iter().any(|c| matches!(c, Cfg::Name(i) | Cfg::KeyPair(i, _) if i.name == n));
-            if !known {
-                env.unknown.insert(n.to_string());
+            if known || (n != own && looks_like_triple(n)) {
+                continue;
             }
+            env.unknown.insert(n.to_string());
         }
         env
     }
@@ -363,6 +367,23 @@ impl CfgEnv {
     pub fn cfgs(&self) -> &[Cfg] {
         &self.all
     }
+}
+
+/// Whether a cfg name is a target triple with `-` written `_` (`x86_64_unknown_linux_gnu`).
+fn looks_like_triple(name: &str) -> bool {
+    const ARCHES: &[&str] = &[
+        "x86_64", "i686", "i586", "i386", "aarch64", "arm", "armv7", "armv7s", "thumbv7", "riscv64gc",
+        "riscv32", "riscv64", "wasm32", "wasm64", "powerpc", "powerpc64", "powerpc64le", "s390x",
+        "mips", "mips64", "mipsel", "loongarch64", "sparc64", "arm64",
+    ];
+    const SYSTEMS: &[&str] = &[
+        "linux", "windows", "darwin", "apple", "android", "ios", "freebsd", "netbsd", "openbsd",
+        "dragonfly", "illumos", "solaris", "wasi", "wasip1", "wasip2", "unknown", "none", "fuchsia",
+        "redox", "haiku", "emscripten", "uefi",
+    ];
+    let parts: Vec<&str> = name.split('_').collect();
+    let arch = ARCHES.iter().any(|a| name.starts_with(&format!("{a}_")));
+    arch && parts.len() >= 3 && parts.iter().any(|p| SYSTEMS.contains(p))
 }
 
 /// The triples [`CfgEnv::for_target`] knows.
@@ -648,6 +669,19 @@ mod tests {
         assert_eq!(e.eval_str("not(windows,)"), Some(true));
         assert_eq!(e.eval_str("all(,)"), None);
         assert_eq!(e.eval_str("any(\n unix ,\n\twindows )"), Some(true));
+    }
+
+    #[test]
+    fn unknown_cfgs_are_neither_true_nor_false() {
+        let env = CfgEnv::default().with_unknown(["tokio_unstable", "unix", "aarch64_apple_darwin", "x86_64_unknown_linux_gnu"]);
+        let e = |s: &str| env.eval_str(s);
+        assert_eq!(e("tokio_unstable"), None);
+        assert_eq!(e("not(tokio_unstable)"), None);
+        assert_eq!(e("all(windows, tokio_unstable)"), Some(false));
+        assert_eq!(e("any(unix, tokio_unstable)"), Some(true));
+        assert_eq!(e("unix"), Some(true), "a target cfg stays known");
+        assert_eq!(e("aarch64_apple_darwin"), Some(false), "another target's triple");
+        assert_eq!(e("x86_64_unknown_linux_gnu"), None, "this target's triple");
     }
 
     #[test]

@@ -305,10 +305,10 @@ fn anonymous_params(ts: &TokenStream, path: &[usize], edition: Edition) -> Optio
     };
     if outer.is_empty() {
         let mut tts: Vec<TokenTree> = ts.clone().into_iter().collect();
-        let mut f = rebuild;
+        let f = rebuild;
         return f(&mut tts, idx).then(|| tts.into_iter().collect());
     }
-    let mut f = rebuild;
+    let f = rebuild;
     edit(ts, &[outer, &[idx]].concat(), &mut |tts, i| f(tts, i))
 }
 

@@ -1,6 +1,7 @@
 //! The walk over compiled items that turns uses into findings.
 
 use syn::ext::IdentExt;
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
@@ -304,27 +305,31 @@ impl<'a> Analyzer<'a> {
     /// them, each statement visited with the `macro_rules!` visible at it.
     fn visit_stmts(&mut self, stmts: &[Stmt]) {
         if !stmts.iter().any(|s| stmt_macro(s).is_some()) {
-            return self.visit_stmts_plain(stmts, None);
+            let refs: Vec<&Stmt> = stmts.iter().collect();
+            return self.visit_stmts_plain(&refs, None);
         }
         let saved = self.macros.clone();
         let mut scope = self.macros.clone();
         let mut out = Vec::with_capacity(stmts.len());
-        self.expand_stmts(stmts, &mut scope, &mut out, 0);
-        let (owned, scopes): (Vec<Stmt>, Vec<Textual>) = out.into_iter().unzip();
-        self.visit_stmts_plain(&owned, Some(&scopes));
+        self.expand_stmts(stmts.iter().map(Cow::Borrowed).collect(), &mut scope, &mut out, 0);
+        let refs: Vec<&Stmt> = out.iter().map(|(s, _)| s.as_ref()).collect();
+        let scopes: Vec<Textual> = out.iter().map(|(_, t)| t.clone()).collect();
+        self.visit_stmts_plain(&refs, Some(&scopes));
         self.macros = saved;
     }
 
-    fn expand_stmts(&mut self, stmts: &[Stmt], scope: &mut Textual, out: &mut Vec<(Stmt, Textual)>, depth: usize) {
+    /// Statement macros expanded in place (recursively), each statement with the textual
+    /// macro scope it sees; statements that are not macros are borrowed, not copied.
+    fn expand_stmts<'s>(&mut self, stmts: Vec<Cow<'s, Stmt>>, scope: &mut Textual, out: &mut Vec<(Cow<'s, Stmt>, Textual)>, depth: usize) {
         for s in stmts {
-            let Some(mac) = stmt_macro(s) else {
-                out.push((s.clone(), scope.clone()));
+            let Some(mac) = stmt_macro(&s) else {
+                out.push((s, scope.clone()));
                 continue;
             };
-            if !attrs::holds(attrs::stmt_attrs(s), self.cfg) {
+            if !attrs::holds(attrs::stmt_attrs(&s), self.cfg) {
                 continue;
             }
-            if let Stmt::Item(Item::Macro(im)) = s
+            if let Stmt::Item(Item::Macro(im)) = &*s
                 && mac.path.is_ident("macro_rules")
             {
                 if let Some(name) = &im.ident {
@@ -338,16 +343,16 @@ impl<'a> Analyzer<'a> {
             if loader::is_cfg_if(&mac.path) && self.depth + depth < limit {
                 let file = self.file.clone();
                 if let Some(inner) = loader::expand_cfg_if_stmts(mac, self.cfg, &file, self.sink) {
-                    self.expand_stmts(&inner, scope, out, depth + 1);
+                    self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1);
                     continue;
                 }
-                out.push((s.clone(), scope.clone()));
+                out.push((s, scope.clone()));
                 continue;
             }
             self.macros = scope.clone();
             let Some(def) = self.resolve_macro(&mac.path) else {
                 // A built-in or unknown macro: visited as it is.
-                out.push((s.clone(), scope.clone()));
+                out.push((s, scope.clone()));
                 continue;
             };
             if self.depth + depth >= limit {
@@ -362,13 +367,13 @@ impl<'a> Analyzer<'a> {
                 }
             };
             match macros::parse_stmts(expanded.clone()) {
-                Ok(inner) => self.expand_stmts(&inner, scope, out, depth + 1),
+                Ok(inner) => self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1),
                 Err(e) => self.fail(mac, &def.name, e.to_string(), expanded),
             }
         }
     }
 
-    fn visit_stmts_plain(&mut self, stmts: &[Stmt], scopes: Option<&[Textual]>) {
+    fn visit_stmts_plain(&mut self, stmts: &[&Stmt], scopes: Option<&[Textual]>) {
         let pushed = self.push_layer(stmts);
         self.with_locals_scope(|this| {
             for (i, s) in stmts.iter().enumerate() {
@@ -864,11 +869,11 @@ impl<'a> Analyzer<'a> {
     }
 
     /// Push a block scope for the items of `stmts`, if any.
-    fn push_layer(&mut self, stmts: &[Stmt]) -> bool {
+    fn push_layer(&mut self, stmts: &[&Stmt]) -> bool {
         let mut layer = NameScope::default();
         let mut any = false;
         for s in stmts {
-            if let Stmt::Item(item) = s
+            if let Stmt::Item(item) = *s
                 && !matches!(item, Item::Macro(_) | Item::Impl(_))
                 && attrs::holds(attrs::item_attrs(item), self.cfg)
             {

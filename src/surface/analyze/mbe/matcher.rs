@@ -104,28 +104,59 @@ struct Thread {
     ev: Events,
 }
 
-/// Match `input` against `arm`; on success, each variable's match (indexed like
-/// `arm.var_names`).
-pub(crate) fn match_arm(arm: &Arm, input: TokenStream, cx: &mut MatchCx) -> Result<Vec<Option<Match>>, MatchError> {
-    let ev = match_level(&arm.matcher, input, cx)?;
-    Ok(replay(&ev, &arm.seq_vars, arm.var_names.len()))
+/// Match `input` against each arm in order (all inside one syn buffer of it); the first arm
+/// that matches, and each of its variables' matches (indexed like its `var_names`).
+pub(crate) fn match_arms(arms: &[Arm], input: TokenStream, cx: &mut MatchCx) -> Result<(usize, Vec<Option<Match>>), MatchError> {
+    let mut result = Err(MatchError::NoMatch);
+    let parser = |stream: ParseStream| -> syn::Result<()> {
+        for (i, arm) in arms.iter().enumerate() {
+            let fork = stream.fork();
+            match match_level(&arm.matcher, &fork, cx) {
+                Ok(ev) => {
+                    result = Ok((i, replay(&ev, &arm.seq_vars, arm.var_names.len())));
+                    break;
+                }
+                Err(MatchError::NoMatch) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        Ok(())
+    };
+    // Arms ran on forks, so parse2 reports the input as unconsumed: not an error here.
+    let _ = parser.parse2(input);
+    result
 }
 
-fn match_level(locs: &[Loc], ts: TokenStream, cx: &mut MatchCx) -> Result<Events, MatchError> {
+fn match_level(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, MatchError> {
     if cx.depth >= MAX_GROUP_DEPTH {
         return Err(MatchError::Budget);
     }
     cx.depth += 1;
-    let mut result = Err(MatchError::NoMatch);
-    let parser = |input: ParseStream| -> syn::Result<()> {
-        result = run(locs, input, cx);
-        // Whatever happened, leave nothing unconsumed (parse2 insists).
-        input.parse::<TokenStream>()?;
-        Ok(())
-    };
-    let _ = parser.parse2(ts);
+    let r = run(locs, input, cx);
     cx.depth -= 1;
-    result
+    r
+}
+
+/// The inside of the delimited group at `input`, sharing its buffer.
+fn enter<'a>(input: ParseStream<'a>, d: proc_macro2::Delimiter) -> syn::Result<syn::parse::ParseBuffer<'a>> {
+    use proc_macro2::Delimiter;
+    let content;
+    match d {
+        Delimiter::Parenthesis => {
+            syn::parenthesized!(content in input);
+        }
+        Delimiter::Brace => {
+            syn::braced!(content in input);
+        }
+        Delimiter::Bracket => {
+            syn::bracketed!(content in input);
+        }
+        Delimiter::None => return Err(input.error("an invisible group is not a matcher group")),
+    }
+    Ok(content)
 }
 
 /// Epsilon moves: enter, skip, repeat and leave sequences, until every thread waits for a
@@ -351,10 +382,12 @@ fn run(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, Mat
                     }
                 }
                 Loc::Group(d, inner) => {
-                    if let (Tok::Group(gd), Some(TokenTree::Group(g))) = (&tok, tts.first())
+                    if let Tok::Group(gd) = &tok
                         && gd == d
                     {
-                        match match_level(inner, g.stream(), cx) {
+                        let fork = input.fork();
+                        let Ok(content) = enter(&fork, *d) else { continue };
+                        match match_level(inner, &content, cx) {
                             Ok(sub) => next.push(Thread { idx: t.idx + 1, at_sep: false, ev: push(&t.ev, Ev::Sub(sub)) }),
                             Err(MatchError::NoMatch) => {}
                             Err(e) => return Err(e),

@@ -81,26 +81,24 @@ impl MacroRules {
         dollar_crate: &[TokenTree],
         budget: &mut Budget,
     ) -> Result<TokenStream, ExpandError> {
-        for arm in &self.arms {
-            let mut cx = matcher::MatchCx { fuel: budget.steps, depth: 0 };
-            let r = matcher::match_arm(arm, input.clone(), &mut cx);
-            budget.steps = cx.fuel;
-            let binds = match r {
-                Ok(b) => b,
-                Err(MatchError::NoMatch) => continue,
-                Err(MatchError::Ambiguous) => return Err(ExpandError::Ambiguous),
-                Err(MatchError::Fragment(f)) => return Err(ExpandError::Fragment(f)),
-                Err(MatchError::Budget) => return Err(ExpandError::Budget),
-            };
-            let mut tcx = transcribe::TranscribeCx { call_site, dollar_crate, budget: budget.tokens };
-            let out = transcribe::transcribe(&arm.transcriber, &binds, &arm.var_names, &mut tcx);
-            budget.tokens = tcx.budget;
-            return out.map_err(|e| match e {
-                TranscribeError::TooLarge => ExpandError::Budget,
-                e => ExpandError::Transcribe(e),
-            });
-        }
-        Err(ExpandError::NoArm)
+        let mut cx = matcher::MatchCx { fuel: budget.steps, depth: 0 };
+        let r = matcher::match_arms(&self.arms, input.clone(), &mut cx);
+        budget.steps = cx.fuel;
+        let (i, binds) = match r {
+            Ok(m) => m,
+            Err(MatchError::NoMatch) => return Err(ExpandError::NoArm),
+            Err(MatchError::Ambiguous) => return Err(ExpandError::Ambiguous),
+            Err(MatchError::Fragment(f)) => return Err(ExpandError::Fragment(f)),
+            Err(MatchError::Budget) => return Err(ExpandError::Budget),
+        };
+        let arm = &self.arms[i];
+        let mut tcx = transcribe::TranscribeCx { call_site, dollar_crate, budget: budget.tokens };
+        let out = transcribe::transcribe(&arm.transcriber, &binds, &arm.var_names, &mut tcx);
+        budget.tokens = tcx.budget;
+        out.map_err(|e| match e {
+            TranscribeError::TooLarge => ExpandError::Budget,
+            e => ExpandError::Transcribe(e),
+        })
     }
 }
 
