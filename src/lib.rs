@@ -7,6 +7,7 @@ pub mod baseline;
 pub mod depsdiff;
 pub mod diff;
 pub mod exit_codes;
+pub mod gate;
 pub mod git;
 pub mod lockfile;
 pub mod package;
