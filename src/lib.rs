@@ -9,6 +9,7 @@ pub mod diff;
 pub mod exit_codes;
 pub mod gate;
 pub mod git;
+pub mod github;
 pub mod lockfile;
 pub mod package;
 pub mod registry;
