@@ -472,3 +472,19 @@ fn without_a_release_the_action_builds_from_its_source_once() {
     assert_eq!(r.out("run", "widened"), "true");
     assert!(r.gh.requests().iter().all(|q| !q.is_comment_write()));
 }
+
+#[test]
+fn the_documented_workflows_are_the_validated_files() {
+    // .ci/run validates docs/examples/*.yml; docs/action.md must show exactly those.
+    let doc = std::fs::read_to_string(root().join("docs/action.md")).unwrap();
+    let mut shown = 0;
+    for e in std::fs::read_dir(root().join("docs/examples")).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(doc.contains(&format!("```yaml\n{text}```\n")), "docs/action.md does not show {}", p.display());
+        let wf: Value = serde_norway::from_str(&text).unwrap();
+        assert!(wf["jobs"].as_mapping().is_some_and(|j| !j.is_empty()), "{}", p.display());
+        shown += 1;
+    }
+    assert_eq!(doc.matches("```yaml\n").count(), shown, "every yaml block in docs/action.md is a validated example");
+}
