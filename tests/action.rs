@@ -739,6 +739,8 @@ fn server_errors_and_rate_limits_are_retried() {
     let reqs = w.gh.requests();
     assert_eq!(reqs.iter().filter(|q| q.method == "GET").count(), 3);
     assert_eq!(reqs.iter().filter(|q| q.method == "POST" && q.path == list).count(), 2);
+    assert_eq!(reqs.iter().filter(|q| q.path == "/api/graphql").count(), 2, "the query is retried");
+    assert!(!r.stdout.contains("assuming"), "{}", r.stdout);
 }
 
 #[test]
@@ -848,4 +850,42 @@ fn fail_on_is_parsed_in_one_place_and_says_what_it_cannot_decide() {
     assert_eq!(later.code, 0, "{}", show(&later));
     assert!(later.stdout.lines().any(|l| l.starts_with("::warning") && l.contains("build-script")), "{}", later.stdout);
     assert_eq!(later.report.as_ref().unwrap()["not_evaluated"], serde_json::json!(["build-script"]));
+}
+
+#[test]
+fn an_integrity_failure_is_exit_3_and_still_reported() {
+    let mut w = World::new();
+    w.widening_pr();
+    w.check_out(Checkout::Merge);
+    // The registry serves other bytes for netlib 1.1.0 than Cargo.lock's checksum names.
+    w._reg.tamper("netlib", "1.1.0", &archives::crate_bytes("netlib", "1.1.0", &[("src/lib.rs", "pub fn get() {}\n")]));
+    let r = w.run("pull_request", "pull_request.json", &["--fail-on", "never"]);
+    assert_eq!(r.code, 3, "no fail-on list turns an integrity failure off: {}", show(&r));
+    let c = ours(&w);
+    assert_eq!(c.len(), 1);
+    assert!(c[0].body.contains("⛔ **Integrity failure**"), "{}", c[0].body);
+    assert!(r.summary.contains("Integrity failure"), "{}", r.summary);
+    assert_eq!(r.report.as_ref().unwrap()["workspaces"][0]["status"], "integrity");
+    assert!(r.stdout.lines().any(|l| l.starts_with("::error title=velaris%3A integrity failure::")), "{}", r.stdout);
+}
+
+#[test]
+fn a_changed_lockfile_without_a_baseline_gets_the_dependency_review_only() {
+    let mut w = World::new();
+    w.commit("a tool workspace", |o| {
+        write(o, "tools/Cargo.toml", "[package]\nname = \"tool\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nnetlib = \"1\"\n");
+        write(o, "tools/src/main.rs", "fn main() { netlib::get(); }\n");
+        write(o, "tools/Cargo.lock", &lockfile("1.1.0", &netlib("1.1.0"), &["tool"]));
+    });
+    w.check_out(Checkout::Merge);
+    let r = w.run("pull_request", "pull_request.json", &[]);
+    assert_eq!(r.code, 0, "{}", show(&r));
+    let ws = r.report.as_ref().unwrap()["workspaces"].as_array().unwrap().clone();
+    let paths: Vec<&str> = ws.iter().map(|w| w["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, [".", "tools"]);
+    assert_eq!(ws[0]["status"], "holds");
+    assert_eq!(ws[1]["status"], "no-baseline");
+    assert_eq!(ws[1]["deps_diff"]["packages"][0]["change"], "added");
+    let tool = ours(&w).into_iter().find(|c| c.body.starts_with("<!-- velaris-ratchet:v1 workspace=tools -->")).unwrap();
+    assert!(tool.body.contains("**No baseline**") && tool.body.contains("Dependency changes"), "{}", tool.body);
 }

@@ -9,7 +9,7 @@
 //!   `GITHUB_API_URL` (REST client) or `GITHUB_GRAPHQL_URL` (GraphQL client); a URL of another
 //!   host (a pagination link, a redirect) is refused, redirects are not followed, and plain
 //!   `http` is accepted only for a loopback host.
-//! - Idempotent requests (GET, PATCH, DELETE) are retried on 5xx and transport errors with
+//! - Idempotent requests (GET, PATCH, DELETE, GraphQL queries) are retried on 5xx and transport errors with
 //!   exponential backoff; any request is retried on a rate limit (429, or 403 with
 //!   `x-ratelimit-remaining: 0` or `retry-after`), waiting as `retry-after` or
 //!   `x-ratelimit-reset` say. Every wait ends before the client's deadline, so a run spends a
@@ -338,9 +338,11 @@ impl Client {
         exp + exp.mul_f64(jitter as f64 / 4000.0)
     }
 
-    /// One call: sends, retries as the policy says, classifies the answer.
+    /// One call: sends, retries as the policy says, classifies the answer. `idempotent`: the
+    /// request may be repeated after a 5xx or a transport error (reads, updates, deletes, a
+    /// GraphQL query), unlike a create.
     async fn call(&self, graphql: bool, method: Method, url: &str, body: Option<&serde_json::Value>) -> Result<Resp, ApiError> {
-        let idempotent = method != Method::POST;
+        let idempotent = method != Method::POST || graphql;
         let mut attempt = 0;
         loop {
             attempt += 1;
