@@ -26,6 +26,14 @@ const PR: u64 = 7;
 fn netlib(version: &str) -> Vec<u8> {
     let lib = match version {
         "1.0.0" => "pub fn get() {\n    let _ = std::net::TcpStream::connect(\"example.com:80\");\n}\n".to_string(),
+        // A large refactor: a diff far bigger than a comment.
+        "1.2.0" => {
+            let mut t = "pub fn get() {\n    let _ = std::net::TcpStream::connect(\"example.com:80\");\n}\n".to_string();
+            for i in 0..4000 {
+                t.push_str(&format!("pub fn helper_{i}(x: u64) -> u64 {{ x.wrapping_mul({i}) }}\n"));
+            }
+            t
+        }
         _ => "pub fn get() {\n    let _ = std::net::TcpStream::connect(\"example.com:80\");\n    let _ = std::process::Command::new(\"curl\").status();\n}\n"
             .to_string(),
     };
@@ -113,6 +121,7 @@ impl World {
         let reg = RegistryDouble::start();
         reg.add_crate("netlib", "1.0.0", &netlib("1.0.0"));
         reg.add_crate("netlib", "1.1.0", &netlib("1.1.0"));
+        reg.add_crate("netlib", "1.2.0", &netlib("1.2.0"));
         let home = cargo_home_replacing_crates_io(&reg.index_url());
         let mut w = World {
             _reg: reg,
@@ -888,4 +897,46 @@ fn a_changed_lockfile_without_a_baseline_gets_the_dependency_review_only() {
     assert_eq!(ws[1]["deps_diff"]["packages"][0]["change"], "added");
     let tool = ours(&w).into_iter().find(|c| c.body.starts_with("<!-- velaris-ratchet:v1 workspace=tools -->")).unwrap();
     assert!(tool.body.contains("**No baseline**") && tool.body.contains("Dependency changes"), "{}", tool.body);
+}
+
+#[test]
+fn a_comment_api_that_answers_404_is_one_warning() {
+    let mut w = World::new();
+    w.widening_pr();
+    w.check_out(Checkout::Merge);
+    w.gh.fail("GET", &w.gh.repo_path("/issues/7/comments"), 1, 404, &[]);
+    let r = w.run("pull_request", "pull_request.json", &[]);
+    assert_eq!(r.code, 1, "{}", show(&r));
+    let warnings: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("::warning")).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(warnings[0].contains("404"), "{}", warnings[0]);
+    assert!(w.writes().is_empty());
+    assert_eq!(r.report.as_ref().unwrap()["workspaces"][0]["comment"]["status"], "failed");
+}
+
+#[test]
+fn one_crypto_stack_is_compiled() {
+    // octocrab is built without its default features: no aws-lc (a C build) next to ring, no
+    // OpenSSL.
+    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    let names: Vec<&str> = lock.lines().filter_map(|l| l.strip_prefix("name = \"")).map(|l| l.trim_end_matches('"')).collect();
+    assert!(names.contains(&"octocrab") && names.contains(&"ring"));
+    for banned in ["aws-lc-sys", "aws-lc-rs", "openssl-sys", "native-tls", "jsonwebtoken"] {
+        assert!(!names.contains(&banned), "{banned} is in Cargo.lock");
+    }
+}
+
+#[test]
+fn diffs_are_dropped_before_the_table_and_the_file_list() {
+    let mut w = World::new();
+    w.commit("bump to a large release", |o| write(o, "Cargo.lock", &lockfile("1.2.0", &netlib("1.2.0"), &["app"])));
+    w.check_out(Checkout::Merge);
+    let r = w.run("pull_request", "pull_request.json", &[]);
+    assert_eq!(r.code, 0, "{}", show(&r));
+    let body = &ours(&w)[0].body;
+    assert!(body.chars().count() < 65_536);
+    assert!(body.contains("| netlib | upgraded |"), "the table: {body}");
+    assert!(body.contains("<details><summary>netlib"), "the file list stays: {body}");
+    assert!(!body.contains("```diff"), "the diff goes: {body}");
+    assert!(r.summary.contains("```diff") && r.summary.contains("+pub fn helper_3999"), "the summary has room for it");
 }

@@ -292,7 +292,12 @@ fn document(ws: &WorkspaceReport, ctx: &Context<'_>, mut b: Budget, marker: Opti
     let mut deps = String::new();
     if let Some(r) = &ws.deps {
         let room = b.left().saturating_sub(reserve);
-        let text = report::render_markdown(r, &MarkdownOptions { diffs: true, budget: room });
+        // Diffs go first: with them, a package's whole section is left out when it does not
+        // fit, so they are kept only if no section is lost to them.
+        let with = report::render_markdown(r, &MarkdownOptions { diffs: true, budget: room });
+        let without = report::render_markdown(r, &MarkdownOptions { diffs: false, budget: room });
+        let sections = |t: &str| t.matches("<details><summary>").count();
+        let text = if sections(&with) >= sections(&without) { with } else { without };
         let text = format!("\n{text}");
         if !b.push(&mut deps, &text) {
             let note = format!(
