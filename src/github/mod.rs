@@ -451,6 +451,10 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
     }
     if event.kind == EventKind::Push && event.deleted {
         let _ = writeln!(log, "velaris: the push deleted the branch; nothing to check");
+        if let Some(p) = &cfg.env.output {
+            outputs::write_outputs(p, &[("widened", "false"), ("report", ""), ("comment-url", ""), ("comment-body", "")])
+                .map_err(io("write the step outputs"))?;
+        }
         return Ok(Outcome { exit_code: exit_codes::OK, widened: false, report: None, comment_urls: Vec::new(), comment_body: None });
     }
 
