@@ -6,6 +6,7 @@
 //! cache) are not run. The install step is run against a release double on 127.0.0.1, with a
 //! manifest written by .github/release/update-manifest.sh, and with a stand-in `cargo` that
 //! records its arguments (building velaris inside a test would take minutes).
+#![cfg(unix)]
 
 #[path = "support/github_double.rs"]
 mod github_double;
