@@ -38,8 +38,15 @@ fn netlib(version: &str) -> Vec<u8> {
             .to_string(),
     };
     let manifest = format!("[package]\nname = \"netlib\"\nversion = \"{version}\"\nedition = \"2021\"\n");
-    archives::crate_bytes("netlib", version, &[("Cargo.toml", manifest.as_str()), ("src/lib.rs", lib.as_str())])
+    let mut files = vec![("Cargo.toml", manifest.as_str()), ("src/lib.rs", lib.as_str())];
+    if version == "1.3.0" {
+        // A release whose file names and contents try to become markup in a review.
+        files.push(("src/@octocat #9 <b>www.evil.example</b> [x](https:|evil).rs", HOSTILE_FILE));
+    }
+    archives::crate_bytes("netlib", version, &files)
 }
+
+const HOSTILE_FILE: &str = "</details>\n```\n@octocat #9 <img src=x> ![i](https://evil.example/i)\n~~~\n</summary></details><details open>\n";
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
@@ -122,6 +129,7 @@ impl World {
         reg.add_crate("netlib", "1.0.0", &netlib("1.0.0"));
         reg.add_crate("netlib", "1.1.0", &netlib("1.1.0"));
         reg.add_crate("netlib", "1.2.0", &netlib("1.2.0"));
+        reg.add_crate("netlib", "1.3.0", &netlib("1.3.0"));
         let home = cargo_home_replacing_crates_io(&reg.index_url());
         let mut w = World {
             _reg: reg,
@@ -939,4 +947,24 @@ fn diffs_are_dropped_before_the_table_and_the_file_list() {
     assert!(body.contains("<details><summary>netlib"), "the file list stays: {body}");
     assert!(!body.contains("```diff"), "the diff goes: {body}");
     assert!(r.summary.contains("```diff") && r.summary.contains("+pub fn helper_3999"), "the summary has room for it");
+}
+
+#[test]
+fn a_dependency_cannot_write_markup_into_the_review() {
+    let mut w = World::new();
+    w.commit("bump to a hostile release", |o| write(o, "Cargo.lock", &lockfile("1.3.0", &netlib("1.3.0"), &["app"])));
+    w.check_out(Checkout::Merge);
+    let r = w.run("pull_request", "pull_request.json", &[]);
+    assert_eq!(r.code, 1, "1.3.0 runs curl too: {}", show(&r));
+    let body = &ours(&w)[0].body;
+    assert!(body.contains("octocat"), "the file is listed: {body}");
+    assert!(body.contains("```diff"), "and its diff shown: {body}");
+    let links = [
+        format!("{}/o/r/", w.gh.server_url()),
+        "https://github.com/velaris/ratchet/blob/main/docs/caveats.md".to_string(),
+    ];
+    markdown_check::assert_inert(body, &links, &["<img", "<b>"]);
+    markdown_check::assert_inert(&r.summary, &links, &["<img", "<b>"]);
+    let rows = markdown_check::table_rows(body);
+    assert!(rows.iter().any(|r| r.len() == 4 && r[1].contains("[x](https:|evil).rs")), "the file row keeps its name whole: {rows:?}");
 }
