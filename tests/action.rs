@@ -30,7 +30,7 @@ fn netlib(version: &str) -> Vec<u8> {
         "1.2.0" => {
             let mut t = "pub fn get() {\n    let _ = std::net::TcpStream::connect(\"example.com:80\");\n}\n".to_string();
             for i in 0..4000 {
-                t.push_str(&format!("pub fn helper_{i}(x: u64) -> u64 {{ x.wrapping_mul({i}) }}\n"));
+                t.push_str(&format!("pub fn scale_{i}(x: u64) -> u64 {{ x.wrapping_mul({i}) }}\n"));
             }
             t
         }
@@ -946,7 +946,7 @@ fn diffs_are_dropped_before_the_table_and_the_file_list() {
     assert!(body.contains("| netlib | upgraded |"), "the table: {body}");
     assert!(body.contains("<details><summary>netlib"), "the file list stays: {body}");
     assert!(!body.contains("```diff"), "the diff goes: {body}");
-    assert!(r.summary.contains("```diff") && r.summary.contains("+pub fn helper_3999"), "the summary has room for it");
+    assert!(r.summary.contains("```diff") && r.summary.contains("+pub fn scale_3999"), "the summary has room for it");
 }
 
 #[test]
