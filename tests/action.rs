@@ -535,7 +535,7 @@ fn a_three_thousand_finding_widening_stays_under_the_comment_limit() {
     assert!(n > 30_000, "the budget is used, not wasted: {n}");
     assert!(body.contains("**Widened**: program `app` uses `process.spawn`"), "{}", &body[..500]);
     assert!(body.contains("**program `app`** uses what") && body.contains("**new crate `app`** is not in"), "every widened grant is listed: {body}");
-    assert!(body.contains("more: the [run summary]("), "the rest is counted and linked");
+    assert!(body.contains("more findings: the [run summary]("), "the rest is counted and linked");
     assert!(r.summary.len() < 1024 * 1024);
     assert!(r.summary.matches("tool-").count() > body.matches("tool-").count(), "the summary holds more than the comment");
     // Ten error annotations at most, the rest counted in one notice.
@@ -967,4 +967,18 @@ fn a_dependency_cannot_write_markup_into_the_review() {
     markdown_check::assert_inert(&r.summary, &links, &["<img", "<b>"]);
     let rows = markdown_check::table_rows(body);
     assert!(rows.iter().any(|r| r.len() == 4 && r[1].contains("[x](https:|evil).rs")), "the file row keeps its name whole: {rows:?}");
+}
+
+#[test]
+fn without_a_token_the_review_runs_and_says_why_there_is_no_comment() {
+    let mut w = World::new();
+    w.widening_pr();
+    w.check_out(Checkout::Merge);
+    let r = w.run_with("pull_request", "pull_request.json", &[], &[("GITHUB_TOKEN", "")]);
+    assert_eq!(r.code, 1, "{}", show(&r));
+    assert!(w.gh.requests().is_empty());
+    let warnings: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("::warning")).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(warnings[0].contains("GITHUB_TOKEN is not set"), "{}", warnings[0]);
+    assert!(r.summary.contains("**Widened**"));
 }

@@ -100,7 +100,11 @@ pub fn verdict(ws: &WorkspaceReport) -> String {
                 })
                 .collect();
             let more = c.widened.len().saturating_sub(3);
-            let more = if more > 0 { format!(", and {} more", report::plural(more as u64, "grant", "grants")) } else { String::new() };
+            let more = match more {
+                0 => String::new(),
+                1 => ", and 1 more grant".to_string(),
+                n => format!(", and {} more grants", report::thousands(n as u64)),
+            };
             format!("❌ **Widened**: {}{more}, not granted by {baseline}.", parts.join("; "))
         }
     }
@@ -191,7 +195,7 @@ fn additions_section(ws: &WorkspaceReport, b: &mut Budget, cap: usize) -> String
         }
     }
     if left_out > 0 {
-        let _ = writeln!(out, "\n…and {} more.", report::plural(left_out as u64, "added grant", "added grants"));
+        let _ = writeln!(out, "\n…and {} more {}.", report::thousands(left_out as u64), if left_out == 1 { "added grant" } else { "added grants" });
     }
     out
 }
@@ -350,14 +354,15 @@ fn document(ws: &WorkspaceReport, ctx: &Context<'_>, mut b: Budget, marker: Opti
                     (true, Some(u)) => format!("the [run summary]({u}) and `velaris check` list them"),
                     _ => "`velaris check` and the report file list them all".to_string(),
                 };
-                let _ = writeln!(out, "- …and {} more: {where_}", report::plural(left as u64, "finding", "findings"));
+                let _ = writeln!(out, "- …and {} more {}: {where_}", report::thousands(left as u64), if left == 1 { "finding" } else { "findings" });
             }
         }
         if heads_left_out > 0 {
             let _ = writeln!(
                 out,
-                "\n…and {} more, left out to stay within the size limit.",
-                report::plural(heads_left_out as u64, "widened grant", "widened grants")
+                "\n…and {} more {}, left out to stay within the size limit.",
+                report::thousands(heads_left_out as u64),
+                if heads_left_out == 1 { "widened grant" } else { "widened grants" }
             );
         }
     }
@@ -396,4 +401,79 @@ pub fn short_comment(ws: &WorkspaceReport, ctx: &Context<'_>, marker: &str) -> S
 /// under the verdict.
 pub fn summary(ws: &WorkspaceReport, ctx: &Context<'_>, limit: usize, note: Option<&str>) -> String {
     document(ws, ctx, Budget::bytes(limit), None, false, note)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::*;
+    use crate::baseline::{CheckOutcome, Evidence};
+    use crate::surface::{Capability, Finding};
+
+    fn report_with(widened: Vec<Widening>) -> WorkspaceReport {
+        WorkspaceReport {
+            path: ".".into(),
+            baseline_path: "velaris.capabilities".into(),
+            state: State::Checked(Box::new(CheckOutcome {
+                origin: "velaris.capabilities".into(),
+                holds: widened.is_empty(),
+                widened,
+                narrowed: Vec::new(),
+                target_mismatch: None,
+            })),
+            target: None,
+            additions: None,
+            additions_note: None,
+            deps: None,
+            deps_error: None,
+            lockfile: None,
+            excerpts: BTreeMap::new(),
+            local_dirs: BTreeMap::new(),
+        }
+    }
+
+    fn crate_widening(i: usize) -> Widening {
+        let finding = Finding {
+            capability: Capability::NetConnect,
+            scope: Scope::Runtime,
+            file: "src/lib.rs".into(),
+            line: 1,
+            column: 1,
+            path: "std::net::TcpStream::connect".into(),
+        };
+        Widening {
+            subject: Subject::Crate(format!("dependency-number-{i:05}")),
+            capabilities: BTreeSet::from([Capability::NetConnect]),
+            findings: vec![Evidence { crate_name: format!("dependency-number-{i:05}"), version: "1.0.0".into(), finding, via: vec![] }],
+            new_subject: true,
+            at: None,
+        }
+    }
+
+    fn ctx(fail_on: &FailOn) -> Context<'_> {
+        Context { event: "pull_request", base: None, head: "HEAD", range_note: None, fail_on, run_url: Some("https://x/run"), several: false }
+    }
+
+    #[test]
+    fn too_many_widened_grants_are_counted_within_the_limit() {
+        let ws = report_with((0..5_000).map(crate_widening).collect());
+        let f = FailOn::widened();
+        let body = comment(&ws, &ctx(&f), "<!-- m -->");
+        assert!(chars(&body) <= COMMENT_BUDGET, "{}", chars(&body));
+        assert!(body.contains(", and 4,997 more grants, not granted"), "the verdict counts: {}", &body[..600]);
+        let listed = body.matches("**new crate `dependency-number-").count();
+        assert!(listed > 50, "{listed}");
+        assert!(body.contains(&format!("…and {} more widened grants, left out", report::thousands((5_000 - listed) as u64))), "the rest is counted");
+    }
+
+    #[test]
+    fn a_holding_workspace_is_short() {
+        let ws = report_with(Vec::new());
+        let f = FailOn::widened();
+        let body = comment(&ws, &ctx(&f), "<!-- m -->");
+        assert!(body.starts_with("<!-- m -->\n### velaris ratchet\n\n✅ **Holds**"), "{body}");
+        assert!(!body.contains("Widened grants"));
+        assert!(body.ends_with("[what the analysis can miss](https://github.com/velaris/ratchet/blob/main/docs/caveats.md)</sub>\n"), "{body}");
+    }
 }
