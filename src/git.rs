@@ -2,8 +2,11 @@
 //!
 //! This module owns every call to `git`: finding the repository, checking that a revision
 //! exists, reading a blob at a revision and listing the lockfiles a range changes. Each call reads
-//! objects only (`cat-file`, `diff --name-only`), with external diff drivers, text conversion and
-//! fsmonitor hooks switched off, so a checked-out repository cannot make git run its code.
+//! objects only (`cat-file`, `diff --name-only`, `ls-tree`, `merge-base`), with external diff
+//! drivers, text conversion, hooks and fsmonitor switched off, so a checked-out repository cannot
+//! make git run its code. The one call that writes is [`Repo::fetch_commit`], which the GitHub
+//! Action uses to bring a missing base commit into a shallow checkout; it fetches one commit by
+//! its id and updates no ref. `GITHUB_TOKEN` is removed from every git process's environment.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -44,7 +47,9 @@ fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
         .args(args)
         .current_dir(dir)
         .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
         .env_remove("GIT_EXTERNAL_DIFF")
+        .env_remove("GITHUB_TOKEN")
         .output()
         .map_err(GitError::Spawn)
 }
@@ -123,4 +128,93 @@ impl Repo {
         paths.sort();
         Ok(paths)
     }
+
+    /// Whether `commit` (a full object id) is a commit present in the repository.
+    pub fn has_commit(&self, commit: &str) -> Result<bool, GitError> {
+        if !is_object_id(commit) {
+            return Ok(false);
+        }
+        let o = run(&self.root, &["cat-file", "-e", &format!("{commit}^{{commit}}")])?;
+        Ok(o.status.success())
+    }
+
+    /// Whether the repository is a shallow clone.
+    pub fn is_shallow(&self) -> Result<bool, GitError> {
+        let o = run(&self.root, &["rev-parse", "--is-shallow-repository"])?;
+        if !o.status.success() {
+            return Err(GitError::Failed { args: "rev-parse --is-shallow-repository".into(), detail: stderr(&o) });
+        }
+        Ok(String::from_utf8_lossy(&o.stdout).trim() == "true")
+    }
+
+    /// The parents `commit` records, first parent first. Read from the commit object itself, so
+    /// this works in a shallow clone, where the parents may be absent.
+    pub fn parents(&self, commit: &str) -> Result<Vec<String>, GitError> {
+        let o = run(&self.root, &["cat-file", "commit", commit])?;
+        if !o.status.success() {
+            return Err(GitError::UnknownRevision { rev: commit.into(), detail: stderr(&o) });
+        }
+        let text = String::from_utf8_lossy(&o.stdout);
+        Ok(text
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .filter_map(|l| l.strip_prefix("parent "))
+            .map(|p| p.trim().to_string())
+            .collect())
+    }
+
+    /// The best common ancestor of two commits, `None` when there is none in the repository (a
+    /// shallow clone may not hold it).
+    pub fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>, GitError> {
+        let o = run(&self.root, &["merge-base", "--end-of-options", a, b])?;
+        if !o.status.success() {
+            return Ok(None);
+        }
+        Ok(Some(String::from_utf8_lossy(&o.stdout).trim().to_string()).filter(|s| !s.is_empty()))
+    }
+
+    /// Fetch one commit, by its full object id, from `remote`: only that commit when the clone is
+    /// shallow. No ref is updated, no tag or submodule is fetched.
+    pub fn fetch_commit(&self, remote: &str, commit: &str) -> Result<(), GitError> {
+        if !is_object_id(commit) {
+            return Err(GitError::UnknownRevision { rev: commit.into(), detail: "not a full commit id".into() });
+        }
+        let mut args = vec!["fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head"];
+        if self.is_shallow()? {
+            args.push("--depth=1");
+        }
+        args.extend(["--", remote, commit]);
+        let o = run(&self.root, &args)?;
+        if !o.status.success() {
+            return Err(GitError::Failed { args: args.join(" "), detail: stderr(&o) });
+        }
+        Ok(())
+    }
+
+    /// Paths (relative to the root) of the files at `commit` whose file name is `name`.
+    pub fn files_named(&self, commit: &str, name: &str) -> Result<Vec<String>, GitError> {
+        let o = run(&self.root, &["ls-tree", "-r", "-z", "--name-only", "--full-tree", commit])?;
+        if !o.status.success() {
+            return Err(GitError::Failed { args: format!("ls-tree -r {commit}"), detail: stderr(&o) });
+        }
+        let mut paths: Vec<String> = o
+            .stdout
+            .split(|&b| b == 0)
+            .filter_map(|p| std::str::from_utf8(p).ok())
+            .filter(|p| *p == name || p.rsplit_once('/').is_some_and(|(_, f)| f == name))
+            .map(str::to_string)
+            .collect();
+        paths.sort();
+        Ok(paths)
+    }
+}
+
+/// A full object id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
+pub fn is_object_id(s: &str) -> bool {
+    matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The all-zero id GitHub sends as `before` for the first push of a branch.
+pub fn is_null_id(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b == b'0')
 }

@@ -9,12 +9,15 @@
 //! - [`fmt`] puts a valid baseline in canonical form, comments kept.
 //! - [`write_atomic`] replaces the file on disk without ever leaving it half written.
 //! - [`render`] shows a [`CheckOutcome`] for a terminal, as markdown or as JSON.
+//! - [`additions`] lists the grants one baseline adds to another (what a change to the file
+//!   asks reviewers to approve).
 //!
 //! The format is described in docs/baseline-format.md.
 //!
 //! Architecture invariant: no IO except in [`write_atomic`]; text in, text out.
 
 mod check;
+mod delta;
 mod layout;
 mod parse;
 pub mod render;
@@ -24,6 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 pub use check::{CheckOutcome, Evidence, Narrowing, TargetMismatch, Widening, check};
+pub use delta::{Addition, additions};
 pub use write::write_atomic;
 
 use crate::surface::{Capability, Surface};

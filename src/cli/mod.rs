@@ -4,6 +4,7 @@
 //! configuration types. It holds no behaviour of its own: each subcommand resolves its flags and
 //! calls the library. Nothing outside this module imports clap.
 
+mod action;
 mod deps_diff;
 mod fetch;
 mod surface;
@@ -38,6 +39,8 @@ enum Command {
     Bless(surface::BlessArgs),
     /// Put velaris.capabilities in canonical form (--check: fail if it is not).
     Fmt(surface::FmtArgs),
+    /// Run as the GitHub Action: gate, review, comment, summary, annotations, outputs.
+    Action(action::Args),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -77,6 +80,7 @@ pub fn main() -> i32 {
         Command::Check(args) => surface::check(args),
         Command::Bless(args) => surface::bless(args),
         Command::Fmt(args) => surface::fmt(args),
+        Command::Action(args) => action::run(args),
     };
     match result {
         Ok(code) => code,

@@ -4,6 +4,13 @@
 //! lose every control character (escape sequences could rewrite the screen) and every invisible
 //! or direction-changing format character (a "trojan source" line reads differently from what it
 //! does). Before they reach markdown they also lose their power to become markup or HTML.
+//!
+//! On GitHub, markdown is rendered and then post-processed: `@name` becomes a mention (a
+//! notification), `#12` a reference, `www.x` and `https://x` links. Backslash escapes do not stop
+//! that, since the post-processing sees the rendered text. What does stop it is code: GitHub leaves
+//! text inside `<code>` alone. So text taken from a package or from source goes, wherever it can,
+//! into a code span ([`code_span`], [`code_span_in_table`]) or, in HTML, `<code>` ([`html_code`]);
+//! [`markdown_inline`] is for the places where prose must stay prose.
 
 use std::fmt::Write;
 
@@ -68,15 +75,35 @@ pub fn source(s: &str) -> String {
 }
 
 /// Inline markdown text (a table cell, a heading): escaped as [`line`], then markdown
-/// punctuation is backslash-escaped and HTML's special characters become entities.
+/// punctuation is backslash-escaped and HTML's special characters become entities. A zero-width
+/// space (`&#8203;`) follows `@` and `#` and precedes the `.` of `www.` and the `//` of `://`, so
+/// that GitHub finds no mention, issue reference or link in the rendered text.
 pub fn markdown_inline(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in line(s).chars() {
+    const ZWSP: &str = "&#8203;";
+    let text = line(s);
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '|' | '~' | '@' | ':' => {
+            '@' | '#' => {
+                out.push('\\');
+                out.push(c);
+                out.push_str(ZWSP);
+            }
+            '.' if out.len() >= 3 && out.as_bytes()[out.len() - 3..].eq_ignore_ascii_case(b"www") => {
+                out.push_str(ZWSP);
+                out.push_str("\\.");
+            }
+            ':' => {
+                out.push_str("\\:");
+                if chars.peek() == Some(&'/') {
+                    out.push_str(ZWSP);
+                }
+            }
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '|' | '~' | '!' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -86,13 +113,11 @@ pub fn markdown_inline(s: &str) -> String {
     out
 }
 
-/// A fenced markdown code block holding `body` literally: the fence is longer than any run of
-/// backticks inside, so the body cannot close it.
-pub fn markdown_code_block(info: &str, body: &str) -> String {
-    let body = source(body);
+/// The longest run of backticks in `s`.
+fn longest_backtick_run(s: &str) -> usize {
     let mut longest = 0;
     let mut run = 0;
-    for c in body.chars() {
+    for c in s.chars() {
         if c == '`' {
             run += 1;
             longest = longest.max(run);
@@ -100,7 +125,58 @@ pub fn markdown_code_block(info: &str, body: &str) -> String {
             run = 0;
         }
     }
-    let fence = "`".repeat((longest + 1).max(3));
+    longest
+}
+
+fn code_span_of(body: String) -> String {
+    if body.is_empty() {
+        return "` `".to_string();
+    }
+    let fence = "`".repeat(longest_backtick_run(&body) + 1);
+    // CommonMark strips one space on each side when both are there, so a body that starts or
+    // ends with a backtick or a space is padded and still reads exactly.
+    let pad = body.starts_with(['`', ' ']) || body.ends_with(['`', ' ']);
+    let sp = if pad { " " } else { "" };
+    format!("{fence}{sp}{body}{sp}{fence}")
+}
+
+/// Inline code holding `s` literally (after [`line`]): the delimiter is a backtick run longer than
+/// any inside, so the text cannot end the span. Inside code nothing is markup, links, images,
+/// mentions or references, and entities are not decoded, so none is written. Not for table
+/// cells: see [`code_span_in_table`].
+pub fn code_span(s: &str) -> String {
+    code_span_of(line(s))
+}
+
+/// [`code_span`] for a table cell: a `|` would end the cell even inside code, so it is written
+/// `\|`, which GitHub's table parser turns back into `|` before the code span is read.
+pub fn code_span_in_table(s: &str) -> String {
+    code_span_of(line(s).replace('|', "\\|"))
+}
+
+/// Text inside HTML (a `<summary>`): HTML-escaped and wrapped in `<code>`, where GitHub makes
+/// no mention, reference or link of it.
+pub fn html_code(s: &str) -> String {
+    let mut out = String::from("<code>");
+    for c in line(s).chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out.push_str("</code>");
+    out
+}
+
+/// A fenced markdown code block holding `body` literally: the fence is longer than any run of
+/// backticks inside, so the body cannot close it.
+pub fn markdown_code_block(info: &str, body: &str) -> String {
+    let body = source(body);
+    let fence = "`".repeat((longest_backtick_run(&body) + 1).max(3));
     let mut out = format!("{fence}{info}\n{body}");
     if !out.ends_with('\n') {
         out.push('\n');
@@ -142,9 +218,25 @@ mod tests {
     #[test]
     fn markdown_inline_cannot_inject() {
         assert_eq!(markdown_inline("<img src=x>"), "&lt;img src=x&gt;");
-        assert_eq!(markdown_inline("[a](http://x)"), "\\[a\\]\\(http\\://x\\)");
+        assert_eq!(markdown_inline("[a](http://x)"), "\\[a\\]\\(http\\:&#8203;//x\\)");
         assert_eq!(markdown_inline("a|b"), "a\\|b");
-        assert_eq!(markdown_inline("@team"), "\\@team");
+        assert_eq!(markdown_inline("@team"), "\\@&#8203;team");
+        assert_eq!(markdown_inline("see #12"), "see \\#&#8203;12");
+        assert_eq!(markdown_inline("www.evil.example"), "www&#8203;\\.evil.example");
+        assert_eq!(markdown_inline("a:b"), "a\\:b");
+        assert_eq!(markdown_inline("![i](x)"), "\\!\\[i\\]\\(x\\)");
+    }
+
+    #[test]
+    fn code_spans_hold_anything() {
+        assert_eq!(code_span("src/lib.rs"), "`src/lib.rs`");
+        assert_eq!(code_span("a ``` b"), "````a ``` b````");
+        assert_eq!(code_span("`x"), "`` `x ``");
+        assert_eq!(code_span("<img src=x> @a #1"), "`<img src=x> @a #1`", "no entity inside code");
+        assert_eq!(code_span(""), "` `");
+        assert_eq!(code_span("a\nb"), "`a\\nb`");
+        assert_eq!(code_span_in_table("a|b"), "`a\\|b`");
+        assert_eq!(html_code("</details> @x"), "<code>&lt;/details&gt; @x</code>");
     }
 
     #[test]
