@@ -15,6 +15,7 @@
 //! must = ["fs.write@src/lib.rs:3", "ffi@src/lib.rs:7:5 extern \"C\" fn system"]
 //! must_not = ["process.spawn", "fs.write@src/other.rs"]
 //! exports = { "sys::system" = "extern:system" }   # must be among the exports
+//! edition = "2015"         # the crate's edition (default 2021)
 //!
 //! [[variant]]              # another run of the same crate (snapshot `<case>-<name>`)
 //! name = "off"
@@ -29,7 +30,8 @@
 //! [[crates]]
 //! dir = "b"
 //! name = "b"
-//! deps = ["a"]             # earlier crates of this fixture, by name, with their exports
+//! deps = ["a", "x=b"]      # earlier crates of this fixture, by name, with their exports
+//!                          # (`x=b`: crate b under the extern name x, a rename)
 //! must = ["ffi@src/lib.rs:4"]
 //! ```
 //!
@@ -288,10 +290,14 @@ fn run_fixture(case: &str) {
         for spec in &expect.crates {
             let sub = spec.dir.clone().unwrap_or_else(|| panic!("{case}: [[crates]] needs dir"));
             let tree = load_tree(&dir.join(&sub));
+            // `name` or `extern_name=name` (a dependency renamed in Cargo.toml).
             let mut deps: BTreeMap<String, Exports> = spec
                 .deps
                 .iter()
-                .map(|d| (d.clone(), done.get(d).unwrap_or_else(|| panic!("{case}: dep {d} not analyzed before")).exports.clone()))
+                .map(|d| {
+                    let (ext, d) = d.split_once('=').unwrap_or((d, d));
+                    (ext.to_string(), done.get(d).unwrap_or_else(|| panic!("{case}: dep {d} not analyzed before")).exports.clone())
+                })
                 .collect();
             // Every crate analyzed before, under its marker (as the engine passes those whose
             // macros can reach this one).
@@ -331,13 +337,18 @@ fixtures! {
     block_scope_use,
     build_script,
     build_script_cfg_path,
+    builder_return_type,
     cfg_attr_path,
     cfg_if_branches,
+    cfg_macro_branch,
+    cfg_select_branches,
     cfg_unix,
     cfg_windows_only,
     cross_crate_reexport,
+    dlsym_lookup,
     doc_comment_path,
     dynamic_load,
+    edition2015_syntax,
     env_args,
     env_set_var,
     env_var_read,
@@ -357,8 +368,14 @@ fixtures! {
     link_name_rename,
     local_mod_fs,
     local_var_shadow,
+    macro_declares_modules,
+    macro_dollar_crate_across_crates,
+    macro_fail_closed,
+    macro_fragment_path,
+    macro_items_impls_uses,
     macro_rules_command,
     macro_rules_print,
+    macro_scoping,
     missing_mod_file,
     no_mangle_export,
     non_mod_rs_nesting,
@@ -369,23 +386,26 @@ fixtures! {
     path_attr_module,
     path_exists,
     path_join_only,
+    raw_identifiers,
     reexport_chain,
     reexport_chain_local,
     rename_import,
-    raw_identifiers,
     rename_local_fn,
+    renamed_dependency,
     signature_types,
     std_fs_write,
     struct_field_file,
     struct_field_vec,
     tcp_connect,
     tcp_listen,
+    test_functions,
     tests_examples_dirs,
     trait_in_scope,
     type_alias,
     undeclared_file,
     unknown_macro_tokens,
     unsafe_block,
+    unsafe_extern_safe_items,
     unsafe_in_string,
 }
 

@@ -90,6 +90,8 @@ struct Table {
     paths: HashMap<String, Rule>,
     symbols: HashMap<String, Rule>,
     syscalls: HashMap<String, Rule>,
+    /// `[[returns]]`: function path → the type it returns, for method lookups on the result.
+    returns: HashMap<String, String>,
     symbol_crates: BTreeSet<String>,
     /// Every rule in file order, for listing.
     order: Vec<Rule>,
@@ -221,6 +223,17 @@ impl Rules {
             return Some(r);
         }
         self.builtin.syscalls.get(name).or_else(|| self.lookup_symbol(name))
+    }
+
+    /// The type a function returns when the rules say (`[[returns]]`); `path` is resolved.
+    pub fn returns(&self, path: &str) -> Option<&str> {
+        let canon = canonical_segments(&path.split("::").collect::<Vec<_>>()).join("::");
+        if let Some(o) = &self.overlay
+            && let Some(t) = o.returns.get(&canon)
+        {
+            return Some(t);
+        }
+        self.builtin.returns.get(&canon).map(String::as_str)
     }
 
     /// Every rule, built-in ones first, each table in file order.
@@ -380,7 +393,7 @@ fn type_name(v: &DeValue<'_>) -> &'static str {
     v.type_str()
 }
 
-const TOP_KEYS: &[&str] = &["version", "symbol_crates", "path", "method", "symbol", "syscall"];
+const TOP_KEYS: &[&str] = &["version", "symbol_crates", "path", "method", "symbol", "syscall", "returns"];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum EntryKind {
@@ -501,6 +514,10 @@ fn parse_table(src: &str, origin: &str, overlay: bool) -> Result<Table, RulesErr
                 );
             }
         }
+    }
+
+    if let Some(v) = doc.get("returns") {
+        parse_returns(&mut cx, &mut table, v);
     }
 
     for kind in [EntryKind::Path, EntryKind::Method, EntryKind::Symbol, EntryKind::Syscall] {
@@ -814,6 +831,51 @@ fn parse_entry(
         }
         map.insert(key, rule.clone());
         table.order.push(rule);
+    }
+}
+
+/// `[[returns]]`: `path` or `paths`, and `type`. Type information, not a capability: a
+/// function whose result is of another type than the one it belongs to
+/// (`std::fs::File::options` returns a `std::fs::OpenOptions`), so that methods called on
+/// the result are looked up on the right type.
+fn parse_returns(cx: &mut Ctx<'_>, table: &mut Table, v: &toml::Spanned<DeValue<'_>>) {
+    let DeValue::Array(items) = v.get_ref() else {
+        cx.err(v.span(), "`returns` must be an array of tables ([[returns]])");
+        return;
+    };
+    for item in items.iter() {
+        let DeValue::Table(entry) = item.get_ref() else {
+            cx.err(item.span(), "[[returns]] entries must be tables");
+            continue;
+        };
+        let span = item.span();
+        for (k, _) in entry.iter() {
+            if !["path", "paths", "type"].contains(&k.get_ref().as_ref()) {
+                cx.err(k.span(), format!("unknown key `{}` in [[returns]] (expected one of: path, paths, type)", k.get_ref()));
+            }
+        }
+        let ty = match entry.get("type") {
+            Some(t) => one_string(cx, t, "type").and_then(|(t, sp)| match parse_path(&t) {
+                Ok(c) => Some(c),
+                Err(m) => {
+                    cx.err(sp, m);
+                    None
+                }
+            }),
+            None => {
+                cx.err(span.clone(), "[[returns]] needs `type = \"..\"`");
+                None
+            }
+        };
+        for (p, sp) in one_or_many(cx, entry, &span, "returns", "path", "paths") {
+            match (parse_path(&p), &ty) {
+                (Ok(canon), Some(t)) => {
+                    table.returns.insert(canon, t.clone());
+                }
+                (Err(m), _) => cx.err(sp, m),
+                _ => {}
+            }
+        }
     }
 }
 

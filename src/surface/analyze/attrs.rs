@@ -77,6 +77,22 @@ pub(crate) fn cfg_holds(attrs: &[Attribute], cfg: &dyn CfgEval) -> bool {
     })
 }
 
+/// A foreign item syn leaves as tokens because of the 2024 `safe` qualifier
+/// (`pub safe fn f();` in an `unsafe extern` block): the same item without `safe`. Any other
+/// item as it is.
+pub(crate) fn unsafe_extern_item(it: &syn::ForeignItem) -> std::borrow::Cow<'_, syn::ForeignItem> {
+    let syn::ForeignItem::Verbatim(ts) = it else { return std::borrow::Cow::Borrowed(it) };
+    let tts: Vec<TokenTree> = ts.clone().into_iter().collect();
+    let Some(i) = tts.iter().position(|t| matches!(t, TokenTree::Ident(id) if id == "safe")) else {
+        return std::borrow::Cow::Borrowed(it);
+    };
+    let rest: proc_macro2::TokenStream = tts.iter().enumerate().filter(|(k, _)| *k != i).map(|(_, t)| t.clone()).collect();
+    match syn::parse2::<syn::ForeignItem>(rest) {
+        Ok(parsed @ (syn::ForeignItem::Fn(_) | syn::ForeignItem::Static(_))) => std::borrow::Cow::Owned(parsed),
+        _ => std::borrow::Cow::Borrowed(it),
+    }
+}
+
 /// `expand_cfg_attr` then `cfg_holds`.
 pub(crate) fn active(attrs: &mut Vec<Attribute>, cfg: &dyn CfgEval) -> bool {
     expand_cfg_attr(attrs, cfg);

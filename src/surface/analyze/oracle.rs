@@ -26,6 +26,8 @@ pub(crate) trait RuleSource {
     /// What system call `name` (without `SYS_`) does: `None` when no rule knows it,
     /// `Some(empty)` when it is harmless.
     fn syscall(&self, name: &str) -> Option<Vec<Capability>>;
+    /// The type a function (a resolved path) returns, when the rules say.
+    fn returns(&self, path: &str) -> Option<String>;
 }
 
 fn rule_caps(r: &Rule) -> Vec<Capability> {
@@ -57,6 +59,9 @@ impl RuleSource for Rules {
     }
     fn syscall(&self, name: &str) -> Option<Vec<Capability>> {
         self.lookup_syscall(name).map(rule_caps)
+    }
+    fn returns(&self, path: &str) -> Option<String> {
+        Rules::returns(self, path).map(str::to_string)
     }
 }
 
@@ -174,6 +179,9 @@ pub(crate) mod doubles {
         }
         fn symbol(&self, symbol: &str) -> Vec<Capability> {
             self.symbols.get(symbol).copied().into_iter().collect()
+        }
+        fn returns(&self, path: &str) -> Option<String> {
+            (path == "std::fs::File::options").then(|| "std::fs::OpenOptions".to_string())
         }
         fn syscall(&self, name: &str) -> Option<Vec<Capability>> {
             match name {

@@ -138,6 +138,7 @@ impl NameScope {
             }
             Item::ForeignMod(fm) => {
                 for fi in &fm.items {
+                    let fi = &*super::attrs::unsafe_extern_item(fi);
                     if !super::attrs::holds(super::attrs::foreign_item_attrs(fi), cfg) {
                         continue;
                     }

@@ -199,7 +199,14 @@ impl<'a> Analyzer<'a> {
                 self.local_type(&p.path.segments[0].ident.unraw().to_string())
             }
             Expr::Call(c) => match &*c.func {
-                Expr::Path(f) if f.qself.is_none() => self.r.assoc_type(self.ctx(), &UsePath::from_path(&f.path)),
+                Expr::Path(f) if f.qself.is_none() => {
+                    let up = UsePath::from_path(&f.path);
+                    let returned = match self.r.resolve(self.ctx(), &up, true).and_then(|r| self.r.finalize(r)) {
+                        Some(Target::Path(segs)) => self.rules.returns(&segs.join("::")),
+                        _ => None,
+                    };
+                    returned.or_else(|| self.r.assoc_type(self.ctx(), &up))
+                }
                 Expr::Path(f) => {
                     let q = f.qself.as_ref()?;
                     (q.position == 0).then(|| self.r.type_key(self.ctx(), &q.ty)).flatten()
@@ -267,25 +274,48 @@ impl<'a> Analyzer<'a> {
     }
 
     /// `unsafe fn`, `extern "C" fn`, `#[no_mangle]` / `#[export_name]`.
+    /// `unsafe fn`; a function exported under a C symbol (`#[no_mangle]`, `#[export_name]`)
+    /// is `ffi`, and one whose symbol is a C library function's interposes it, said in the
+    /// path. An `extern "C" fn` that is not exported is a Rust function with a C calling
+    /// convention (a callback handed to C): not a foreign call, no finding.
     fn fn_findings(&mut self, attrs: &[syn::Attribute], sig: &syn::Signature) {
         let name = sig.ident.unraw().to_string();
         if let Some(u) = &sig.unsafety {
             self.add(Capability::Unsafe, u.span, format!("unsafe fn {name}"));
         }
+        let Some((label, symbol)) = self.export_attr(attrs, &name) else { return };
         let abi = sig.abi.as_ref().map(abi_name).filter(|a| a != "Rust");
-        if let Some(abi) = abi {
-            self.add(Capability::Ffi, sig.fn_token.span, format!("extern \"{abi}\" fn {name}"));
-        } else if let Some(p) = self.export_attr(attrs) {
-            self.add(Capability::Ffi, sig.fn_token.span, format!("{p} fn {name}"));
-        }
+        let what = match abi {
+            Some(abi) => format!("{label} extern \"{abi}\" fn {name}"),
+            None => format!("{label} fn {name}"),
+        };
+        let what = if self.is_c_library_symbol(&symbol) { format!("{what} (interposes the C library's `{symbol}`)") } else { what };
+        self.add(Capability::Ffi, sig.fn_token.span, what);
     }
 
-    fn export_attr(&self, attrs: &[syn::Attribute]) -> Option<String> {
+    /// Whether `symbol` names a function of the C library: a foreign item some dependency
+    /// exports (libc's), or a symbol the rules know.
+    fn is_c_library_symbol(&self, symbol: &str) -> bool {
+        let target = format!("extern:{symbol}");
+        !self.rules.symbol(symbol).is_empty() || self.r.ex.deps().values().any(|ex| ex.aliases.get(symbol) == Some(&target))
+    }
+
+    /// Whether an item is a test or a benchmark (`#[test]`, `#[tokio::test]`, `#[bench]`):
+    /// rustc compiles it only under `cfg(test)`.
+    fn is_test_item(attrs: &[syn::Attribute]) -> bool {
+        attrs.iter().any(|a| {
+            let segs = &a.path().segments;
+            segs.len() <= 2 && segs.last().is_some_and(|s| s.ident == "test" || s.ident == "bench")
+        })
+    }
+
+    /// `#[no_mangle]` or `#[export_name = ".."]`: the attribute as written and the symbol.
+    fn export_attr(&self, attrs: &[syn::Attribute], name: &str) -> Option<(String, String)> {
         let attrs = &*attrs::effective(attrs, self.cfg);
         if attrs::has_flag(attrs, "no_mangle").is_some() {
-            return Some("#[no_mangle]".to_string());
+            return Some(("#[no_mangle]".to_string(), name.to_string()));
         }
-        attrs::str_value(attrs, "export_name").map(|(n, _)| format!("#[export_name = \"{n}\"]"))
+        attrs::str_value(attrs, "export_name").map(|(n, _)| (format!("#[export_name = \"{n}\"]"), n))
     }
 
     fn with_locals_scope(&mut self, f: impl FnOnce(&mut Self)) {
@@ -800,10 +830,44 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// `dlsym(RTLD_DEFAULT, ..)` / `dlsym(RTLD_NEXT, ..)` looks a symbol up among the code
+    /// already loaded: `ffi`, not `dynamic-load`. `false` for any other handle.
+    fn dlsym_call(&mut self, c: &syn::ExprCall, path: &syn::Path, display: &str) -> bool {
+        let Some(mut e) = c.args.first() else { return false };
+        loop {
+            match e {
+                Expr::Cast(x) => e = &x.expr,
+                Expr::Paren(x) => e = &x.expr,
+                Expr::Group(x) => e = &x.expr,
+                _ => break,
+            }
+        }
+        let Expr::Path(h) = e else { return false };
+        let Some(last) = h.path.segments.last() else { return false };
+        let handle = last.ident.unraw().to_string();
+        if handle != "RTLD_DEFAULT" && handle != "RTLD_NEXT" {
+            return false;
+        }
+        self.add(Capability::Ffi, first_span(path), format!("{display}({handle}): a symbol lookup"));
+        true
+    }
+
+    /// The value of a condition that is `cfg!(..)` or `!cfg!(..)`, when known.
+    fn cfg_condition(&self, e: &Expr) -> Option<bool> {
+        match e {
+            Expr::Macro(m) if loader::is_std_macro(&m.mac.path, "cfg") => self.cfg.eval(&m.mac.tokens),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => self.cfg_condition(&u.expr).map(|v| !v),
+            Expr::Paren(p) => self.cfg_condition(&p.expr),
+            Expr::Group(g) => self.cfg_condition(&g.expr),
+            _ => None,
+        }
+    }
+
+    /// Calls read by their arguments: `dlsym` with a pseudo-handle (see `dlsym_call`), and
     /// `syscall(SYS_x, ..)` (libc's, or a foreign `syscall`) with a constant number: `ffi` and
     /// what system call x does, instead of the `unanalyzed` of a raw system call. `false`
     /// when the call is not that.
-    fn syscall_call(&mut self, c: &syn::ExprCall) -> bool {
+    fn special_call(&mut self, c: &syn::ExprCall) -> bool {
         let Expr::Path(p) = &*c.func else { return false };
         if p.qself.is_some() {
             return false;
@@ -814,11 +878,17 @@ impl<'a> Analyzer<'a> {
             None if up.segs.len() > 1 && self.r.first_unknown(self.ctx(), &up) => Some(Target::Path(up.segs.clone())),
             None => None,
         };
-        let display = match &target {
-            Some(Target::Foreign { symbol, display }) if symbol == "syscall" => display.clone(),
-            Some(Target::Path(segs)) if segs.len() == 2 && segs[0] == "libc" && segs[1] == "syscall" => "libc::syscall".to_string(),
+        let (symbol, display) = match &target {
+            Some(Target::Foreign { symbol, display }) => (symbol.clone(), display.clone()),
+            Some(Target::Path(segs)) if segs.len() == 2 && segs[0] == "libc" => (segs[1].clone(), segs.join("::")),
             _ => return false,
         };
+        if symbol == "dlsym" {
+            return self.dlsym_call(c, &p.path, &display);
+        }
+        if symbol != "syscall" {
+            return false;
+        }
         let Some(number) = c.args.first() else { return false };
         let mut e = number;
         loop {
@@ -847,6 +917,7 @@ impl<'a> Analyzer<'a> {
     /// `libc`, whose users get the symbol's capabilities through `Exports`) what the symbol
     /// does.
     fn foreign_item(&mut self, abi: &str, it: &syn::ForeignItem) {
+        let it = &*attrs::unsafe_extern_item(it);
         if !attrs::holds(attrs::foreign_item_attrs(it), self.cfg) {
             return;
         }
@@ -988,6 +1059,9 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if Self::is_test_item(&f.attrs) {
+            return;
+        }
         self.fn_findings(&f.attrs, &f.sig);
         self.fn_body(&f.sig, &f.block);
     }
@@ -1045,7 +1119,7 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
     }
 
     fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
-        if let Some(p) = self.export_attr(&s.attrs) {
+        if let Some((p, _)) = self.export_attr(&s.attrs, &s.ident.unraw().to_string()) {
             self.add(Capability::Ffi, s.static_token.span, format!("{p} static {}", s.ident));
         }
         self.visit_expr(&s.expr);
@@ -1054,6 +1128,12 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
     fn visit_item_foreign_mod(&mut self, fm: &'ast syn::ItemForeignMod) {
         let abi = abi_name(&fm.abi);
         if abi == "Rust" {
+            return;
+        }
+        // `#[wasm_bindgen] extern "C" { .. }` imports JavaScript on wasm; off wasm the
+        // attribute makes the items stubs that panic: no foreign call.
+        let wasm_bindgen = fm.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "wasm_bindgen"));
+        if wasm_bindgen && self.cfg.eval(&"target_arch = \"wasm32\"".parse().unwrap_or_default()) != Some(true) {
             return;
         }
         for (name, span) in attrs::links(&attrs::effective(&fm.attrs, self.cfg)) {
@@ -1107,7 +1187,7 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         if !attrs::holds(&c.attrs, self.cfg) {
             return;
         }
-        if self.syscall_call(c) {
+        if self.special_call(c) {
             for a in &c.args {
                 self.visit_expr(a);
             }
@@ -1234,12 +1314,18 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         });
     }
 
+    /// `if cfg!(..)`: the branch the target does not compile in is dead code, not visited.
     fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
-        self.with_locals_scope(|this| {
-            this.visit_expr(&i.cond);
-            this.visit_block(&i.then_branch);
-        });
-        if let Some((_, e)) = &i.else_branch {
+        let known = self.cfg_condition(&i.cond);
+        if known != Some(false) {
+            self.with_locals_scope(|this| {
+                this.visit_expr(&i.cond);
+                this.visit_block(&i.then_branch);
+            });
+        }
+        if known != Some(true)
+            && let Some((_, e)) = &i.else_branch
+        {
             self.visit_expr(e);
         }
     }
