@@ -528,12 +528,39 @@ impl<'a> Resolver<'a> {
         match self.resolve(ctx, g, false)? {
             Res::Module(m) => self.lookup_in(m, segs, spec),
             Res::Ext(p) => self.ext_glob(&p, segs, spec),
-            Res::Dep { krate, rest } => {
+            Res::Dep { krate, rest } if !self.extern_prelude.contains_key(&segs[0]) => {
                 let mut full = rest.clone();
                 full.push(segs[0].clone());
-                self.dep_alias(&krate, &full).is_some().then_some((Res::Dep { krate, rest: full }, 1))
+                self.dep_has(&krate, &full).then_some((Res::Dep { krate, rest: full }, 1))
             }
             _ => None,
+        }
+    }
+
+    /// Whether dependency `krate` is known to export `path`: an exported alias at exactly that
+    /// path, a module under which it exports something, or a name under one of its glob
+    /// exports that the rules know. Not any path under an exported item: a glob import of
+    /// the dependency brings only what it has.
+    fn dep_has(&self, krate: &str, path: &[String]) -> bool {
+        let Some(ex) = self.deps.get(krate) else { return false };
+        let key = path.join("::");
+        if ex.aliases.contains_key(&key) {
+            return true;
+        }
+        let prefix = format!("{key}::");
+        if ex.aliases.range(prefix.clone()..).next().is_some_and(|(k, _)| k.starts_with(&prefix)) {
+            return true;
+        }
+        let (parent, _) = path.split_at(path.len().saturating_sub(1));
+        let gkey = if parent.is_empty() { "*".to_string() } else { format!("{}::*", parent.join("::")) };
+        match ex.aliases.get(&gkey) {
+            Some(t) if !t.starts_with("extern:") => {
+                let mut full: Vec<String> = t.split("::").map(str::to_string).collect();
+                let blen = full.len();
+                full.push(path[path.len() - 1].clone());
+                self.specific(&full, blen)
+            }
+            _ => false,
         }
     }
 
@@ -628,9 +655,13 @@ impl<'a> Resolver<'a> {
                         return Some(r);
                     }
                 }
-                Some(Res::Dep { krate, mut rest }) => {
+                // A name a dependency's glob brings in: only one the dependency is known to
+                // export, and never one that would shadow a crate (`use wasm_bindgen::prelude::*`
+                // brings the `wasm_bindgen` macro, which does not hide the crate `wasm_bindgen`
+                // from paths, nor `std`).
+                Some(Res::Dep { krate, mut rest }) if !self.extern_prelude.contains_key(name) => {
                     rest.push(name.to_string());
-                    if self.dep_alias(&krate, &rest).is_some() {
+                    if self.dep_has(&krate, &rest) {
                         return Some(Res::Dep { krate, rest });
                     }
                 }

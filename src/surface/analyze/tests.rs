@@ -125,3 +125,28 @@ unsafe fn f(n: i64) {
         ]
     );
 }
+
+#[test]
+fn a_dependency_glob_does_not_hide_crates_or_std() {
+    // wasm_bindgen's prelude re-exports the `wasm_bindgen` proc macro: a glob import of it
+    // must not make `std::..` or `wasm_bindgen::..` paths resolve into the prelude.
+    let tree: FileTree = [(
+        "src/lib.rs".to_string(),
+        b"use wasm_bindgen::prelude::*;\npub fn f() { std::fs::write(\"a\", \"b\"); let _ = read(\"x\"); }\n".to_vec(),
+    )]
+    .into_iter()
+    .collect();
+    let mut deps = BTreeMap::new();
+    let aliases = [
+        ("prelude::wasm_bindgen", "wasm_bindgen_macro::wasm_bindgen"),
+        ("prelude::read", "std::fs::read"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    deps.insert("wasm_bindgen".to_string(), Exports { aliases, ..Exports::default() });
+    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "m" };
+    let out = analyze_with(&unit, &TestCfg::linux(&[]), &TestRules::small());
+    let got: Vec<String> = out.findings.iter().map(|f| format!("{} {}:{} {}", f.capability, f.line, f.column, f.path)).collect();
+    assert_eq!(got, ["fs.read 2:48 std::fs::read", "fs.write 2:14 std::fs::write"]);
+}
