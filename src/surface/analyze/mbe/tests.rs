@@ -277,3 +277,162 @@ fn a_fragment_matched_again_is_not_nested() {
     let body = "(@v [$($vis:vis $name:ident,)*]) => { $($vis const $name: u8 = 0;)* }; ($($vis:vis $name:ident,)*) => { c!(@v [$($vis $name,)*]) }";
     assert_eq!(expand_deep("c", body, "c!(a, pub b,)"), "«» const a : u8 = 0 ; «pub» const b : u8 = 0 ;");
 }
+
+mod properties {
+    //! Random definitions and invocations: the expander never panics and never runs away;
+    //! it expands or reports.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn token() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("a".to_string()),
+            Just("b".to_string()),
+            Just("1".to_string()),
+            Just("\"s\"".to_string()),
+            Just("'l".to_string()),
+            Just(",".to_string()),
+            Just(";".to_string()),
+            Just("=>".to_string()),
+            Just("+".to_string()),
+            Just("::".to_string()),
+            Just("#".to_string()),
+            Just("$x".to_string()),
+            Just("$crate".to_string()),
+        ]
+    }
+
+    fn frag() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            Just("tt"), Just("ident"), Just("expr"), Just("ty"), Just("pat"), Just("path"), Just("literal"),
+            Just("lifetime"), Just("vis"), Just("block"), Just("stmt"), Just("item"), Just("meta"),
+        ]
+    }
+
+    /// A matcher or transcriber: tokens, variables, repetitions and groups, nested.
+    fn tree(vars: bool) -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            4 => token(),
+            2 => (0..3usize, frag()).prop_map(move |(i, f)| if vars { format!("$v{i}:{f}") } else { format!("$v{i}") }),
+        ];
+        leaf.prop_recursive(4, 24, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("( {} )", v.join(" "))),
+                prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[ {} ]", v.join(" "))),
+                (prop::collection::vec(inner.clone(), 1..4), prop_oneof![Just(""), Just(","), Just(";")], prop_oneof![Just("*"), Just("+"), Just("?")])
+                    .prop_map(|(v, sep, op)| format!("$( {} ) {} {}", v.join(" "), if op == "?" { "" } else { sep }, op)),
+                prop::collection::vec(inner, 1..4).prop_map(|v| v.join(" ")),
+            ]
+        })
+    }
+
+    fn input() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![token(), Just("(a, 1)".to_string()), Just("{ b; }".to_string()), Just("x + 1".to_string()), Just("Vec<u8>".to_string())],
+            0..12,
+        )
+        .prop_map(|v| v.join(" "))
+    }
+
+    /// A matcher as a structure, to derive an invocation that matches it.
+    #[derive(Debug, Clone)]
+    enum M {
+        Tok(String),
+        Var(&'static str),
+        Rep(Vec<M>, &'static str, &'static str),
+        Group(Vec<M>),
+    }
+
+    fn matcher() -> impl Strategy<Value = Vec<M>> {
+        let leaf = prop_oneof![
+            3 => prop_oneof![Just("a"), Just("=>"), Just(";"), Just("@"), Just("#")].prop_map(|t| M::Tok(t.to_string())),
+            2 => frag().prop_map(M::Var),
+        ];
+        let node = leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                (prop::collection::vec(inner.clone(), 1..3), prop_oneof![Just(""), Just(","), Just(";")], prop_oneof![Just("*"), Just("+"), Just("?")])
+                    .prop_map(|(v, sep, op)| M::Rep(v, if op == "?" { "" } else { sep }, op)),
+                prop::collection::vec(inner, 0..3).prop_map(M::Group),
+            ]
+        });
+        prop::collection::vec(node, 0..5)
+    }
+
+    fn sample(f: &str) -> &'static str {
+        match f {
+            "tt" => "z", "ident" => "q", "expr" => "x + 1", "ty" => "Vec<u8>", "pat" => "Some(1)", "path" => "m::n",
+            "literal" => "7", "lifetime" => "'l", "vis" => "pub", "block" => "{ f(); }", "stmt" => "let y = 2",
+            "item" => "struct S;", _ => "derive(X)",
+        }
+    }
+
+    /// The matcher's text (variables numbered in order) and a call that follows it.
+    fn render(ms: &[M], n: &mut usize, m: &mut String, call: &mut String) {
+        for x in ms {
+            match x {
+                M::Tok(t) => {
+                    m.push_str(&format!(" {t}"));
+                    call.push_str(&format!(" {t}"));
+                }
+                M::Var(f) => {
+                    m.push_str(&format!(" $v{n}:{f}"));
+                    *n += 1;
+                    call.push_str(&format!(" {}", sample(f)));
+                }
+                M::Group(inner) => {
+                    let (mut mi, mut ci) = (String::new(), String::new());
+                    render(inner, n, &mut mi, &mut ci);
+                    m.push_str(&format!(" ({mi})"));
+                    call.push_str(&format!(" ({ci})"));
+                }
+                M::Rep(inner, sep, op) => {
+                    let (mut mi, mut ci) = (String::new(), String::new());
+                    render(inner, n, &mut mi, &mut ci);
+                    m.push_str(&format!(" $({mi}) {sep} {op}"));
+                    let times = if *op == "?" { 1 } else { 2 };
+                    for k in 0..times {
+                        if k > 0 {
+                            call.push_str(&format!(" {sep}"));
+                        }
+                        call.push_str(&ci);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+        /// An invocation built from the matcher: it matches, or rustc too would call it
+        /// ambiguous (or a fragment swallows the next token, as rustc's parser would).
+        #[test]
+        fn invocations_that_follow_the_matcher(ms in matcher()) {
+            let (mut n, mut m, mut call) = (0, String::new(), String::new());
+            render(&ms, &mut n, &mut m, &mut call);
+            let body = format!("({m}) => {{ [{}] }}", (0..n).map(|i| format!("v{i}")).collect::<Vec<_>>().join(" "));
+            let rules = MacroRules::parse(body.parse().unwrap(), Edition::E2021, false);
+            let Ok(rules) = rules else { return Ok(()) };
+            let mut b = Budget { steps: 200_000, tokens: 20_000 };
+            match rules.expand(&call.parse().unwrap(), Span::call_site(), &[], &mut b) {
+                Ok(_) | Err(ExpandError::Ambiguous) | Err(ExpandError::NoArm) | Err(ExpandError::Fragment(_)) => {}
+                Err(e) => prop_assert!(false, "{e}: {m} <- {call}"),
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+        #[test]
+        fn expands_or_reports(arms in prop::collection::vec((tree(true), tree(false)), 1..4), call in input()) {
+            let body: String = arms.iter().map(|(m, t)| format!("({m}) => {{ {t} }};")).collect();
+            let Ok(ts) = body.parse::<TokenStream>() else { return Ok(()) };
+            let Ok(rules) = MacroRules::parse(ts, Edition::E2021, false) else { return Ok(()) };
+            let Ok(call) = call.parse::<TokenStream>() else { return Ok(()) };
+            let mut b = Budget { steps: 200_000, tokens: 20_000 };
+            let krate: Vec<TokenTree> = "::k".parse::<TokenStream>().unwrap().into_iter().collect();
+            // Either result is fine; what matters is that it returns, within the budget.
+            let _ = rules.expand(&call, Span::call_site(), &krate, &mut b);
+            prop_assert!(b.steps <= 200_000 && b.tokens <= 20_000);
+        }
+    }
+}
