@@ -200,6 +200,12 @@ fn per_program_surfaces_with_evidence_and_build_scope() {
     let human = ok(&w.run(&["surface"]));
     assert!(human.contains("program app (package app): fs.read, fs.write, net.connect"), "{human}");
     assert!(human.contains("netlib 1.0.0: src/lib.rs:2:"), "{human}");
+    assert!(human.contains("  3 crates analysed, 3 with capabilities, 0 unanalyzed"), "{human}");
+    // What cc does while building is shown apart from what the program does.
+    let tool_part = &human[human.find("program tool").unwrap()..];
+    let building = &tool_part[tool_part.find("while building").expect("a build section")..];
+    assert!(building.contains("process.spawn\n      cc 1.2.0 [build]: src/lib.rs:2:"), "{human}");
+    assert!(building.contains("env.read\n      spawner 2.1.0 [build]: build.rs:2:"), "{human}");
 }
 
 #[test]
@@ -270,6 +276,14 @@ fn the_ratchet_holds_widens_and_narrows() {
     assert!(text.contains("[program.app]"), "{text}");
     ok(&w.run(&["check"]));
     ok(&w.run(&["fmt", "--check"]));
+    // Out of canonical order: `fmt --check` fails and shows the change as a diff.
+    std::fs::write(root.join("velaris.capabilities"), text.replacen("[program.app]", "\n\n[program.app]", 1)).unwrap();
+    let o = w.run(&["fmt", "--check"]);
+    assert_eq!(o.status.code(), Some(1));
+    let diff = String::from_utf8_lossy(&o.stdout);
+    assert!(diff.starts_with("--- velaris.capabilities\n+++ velaris.capabilities (canonical)\n@@"), "{diff}");
+    assert!(diff.lines().any(|l| l == "-"), "{diff}");
+    std::fs::write(root.join("velaris.capabilities"), &text).unwrap();
 
     // A reviewer's comment survives a bless.
     let commented = text.replacen("[program.app]", "# reviewed: app only saves its output\n[program.app]", 1);
@@ -310,4 +324,28 @@ fn the_ratchet_holds_widens_and_narrows() {
     assert!(out.contains("velaris bless") || String::from_utf8_lossy(&o.stderr).contains("velaris bless"), "{out}");
     let strict = w.run(&["check", "--strict"]);
     assert_eq!(strict.status.code(), Some(1));
+}
+
+#[test]
+fn the_workspace_is_found_from_any_directory_inside_it() {
+    let w = World::new();
+    let from_root = ok(&w.run(&["surface", "--format", "json"]));
+    let sub = w.ws.path().join("app/src");
+    let o = Command::new(env!("CARGO_BIN_EXE_velaris"))
+        .args(["surface", "--format", "json"])
+        .current_dir(&sub)
+        .env("CARGO_HOME", w.home.path())
+        .env("VELARIS_CACHE_DIR", w.cache.path())
+        .output()
+        .unwrap();
+    assert_eq!(ok(&o), from_root, "from a member's subdirectory, the same workspace");
+    // Outside any workspace: the error says what to do, once.
+    let outside = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_velaris")).arg("surface").current_dir(outside.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("or name one with --workspace DIR"), "{err}");
+    let bad = w.run(&["surface", "--workspace", "app/src"]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("--workspace names the directory"), "{err}");
 }

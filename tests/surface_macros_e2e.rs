@@ -153,11 +153,16 @@ fn oldsig() -> Pkg {
     Pkg::new("oldsig", "1.4.8", &[("Cargo.toml", m), ("src/lib.rs", lib)], &[])
 }
 
+fn pure() -> Pkg {
+    let m = "[package]\nname = \"pure\"\nversion = \"3.0.0\"\nedition = \"2021\"\n";
+    Pkg::new("pure", "3.0.0", &[("Cargo.toml", m), ("src/lib.rs", "pub fn add(a: u8, b: u8) -> u8 {\n    a + b\n}\n")], &[])
+}
+
 fn app(features: &str, main: &str) -> Pkg {
     let m = format!(
-        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nrtlike = {{ version = \"1\", features = [{features}] }}\ncfgbuild = \"1\"\noldsig = \"1\"\n"
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nrtlike = {{ version = \"1\", features = [{features}] }}\ncfgbuild = \"1\"\noldsig = \"1\"\npure = \"3\"\n"
     );
-    Pkg::new("app", "0.1.0", &[("Cargo.toml", &m), ("src/main.rs", main)], &["cfgbuild", "oldsig", "rtlike"])
+    Pkg::new("app", "0.1.0", &[("Cargo.toml", &m), ("src/main.rs", main)], &["cfgbuild", "oldsig", "pure", "rtlike"])
 }
 
 fn surface(w: &World) -> Value {
@@ -190,7 +195,7 @@ fn findings(c: Option<&Value>, cap: &str) -> Vec<String> {
 #[test]
 fn modules_in_cfg_macros_exported_macros_build_cfgs_and_2015_code_are_seen() {
     let main = "fn main() {\n    let _ = rtlike::shell!(\"ls\");\n    cfgbuild::serve();\n}\n";
-    let w = World::new(vec![rtlike(), miolike(), libc(), cfgbuild(), oldsig()], vec![app("\"fs\", \"process\"", main)]);
+    let w = World::new(vec![rtlike(), miolike(), libc(), cfgbuild(), oldsig(), pure()], vec![app("\"fs\", \"process\"", main)]);
     let doc = surface(&w);
 
     let rt = krate(&doc, "app", "rtlike");
@@ -217,12 +222,16 @@ fn modules_in_cfg_macros_exported_macros_build_cfgs_and_2015_code_are_seen() {
     for c in ["rtlike", "cfgbuild", "oldsig", "app"] {
         assert!(findings(krate(&doc, "app", c), "unanalyzed").is_empty(), "{c}: {doc:#}");
     }
+
+    // A crate analysed and found clean is listed, with no capabilities.
+    let pure = krate(&doc, "app", "pure").expect("every compiled crate is listed");
+    assert_eq!((pure["version"].as_str(), caps(Some(pure)).len()), (Some("3.0.0"), 0));
 }
 
 #[test]
 fn syscall_macros_and_constant_system_calls() {
     let main = "fn main() {\n    let _ = rtlike::net::dial(3);\n}\n";
-    let w = World::new(vec![rtlike(), miolike(), libc(), cfgbuild(), oldsig()], vec![app("\"net\"", main)]);
+    let w = World::new(vec![rtlike(), miolike(), libc(), cfgbuild(), oldsig(), pure()], vec![app("\"net\"", main)]);
     let doc = surface(&w);
     let mio = krate(&doc, "app", "miolike");
     assert_eq!(findings(mio, "net.connect"), ["src/lib.rs:10 libc::connect"], "{doc:#}");

@@ -303,7 +303,8 @@ struct JsonNarrowing<'a> {
     gone: bool,
 }
 
-/// The JSON document `velaris/check/v1` (docs/baseline-format.md), one line, no newline.
+/// The JSON document `velaris/check/v1` (docs/baseline-format.md), pretty, with a final
+/// newline.
 pub fn json(o: &CheckOutcome) -> String {
     let doc = JsonOutcome {
         schema: SCHEMA,
@@ -344,5 +345,7 @@ pub fn json(o: &CheckOutcome) -> String {
             .collect(),
         target_mismatch: o.target_mismatch.as_ref().map(|t| JsonTarget { baseline: &t.granted, surface: &t.analysed }),
     };
-    serde_json::to_string(&doc).expect("a check outcome serializes")
+    let mut s = serde_json::to_string_pretty(&doc).expect("a check outcome serializes");
+    s.push('\n');
+    s
 }

@@ -13,9 +13,10 @@ use super::Format;
 /// Where to find the workspace and how to fetch its dependencies.
 #[derive(clap::Args, Debug)]
 pub struct WorkspaceArgs {
-    /// The workspace root (the directory with the root Cargo.toml and Cargo.lock).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    workspace: PathBuf,
+    /// The workspace root (the directory with the root Cargo.toml and Cargo.lock) [default:
+    /// found from the current directory, as cargo finds it].
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
     /// Target triple whose cfg values the analysis uses [default: the baseline's `target` for
     /// check and bless, else x86_64-unknown-linux-gnu].
     #[arg(long, value_name = "TRIPLE")]
@@ -32,8 +33,7 @@ impl WorkspaceArgs {
     /// Analyze for `--target`, else `fallback` (a baseline's target), else the default.
     fn analyze_for(&self, fallback: Option<&str>) -> anyhow::Result<Analysis> {
         let target = self.target.as_deref().or(fallback).unwrap_or(engine::DEFAULT_TARGET).to_string();
-        let root = std::fs::canonicalize(&self.workspace)
-            .with_context(|| format!("failed to find the workspace {}", self.workspace.display()))?;
+        let root = workspace_root(self.workspace.as_deref())?;
         let config = engine::Config {
             root,
             target,
@@ -42,18 +42,43 @@ impl WorkspaceArgs {
         Ok(engine::run(&config)?)
     }
 
-    fn baseline_path(&self) -> PathBuf {
-        self.workspace.join(baseline::FILE_NAME)
+    fn baseline_path(&self) -> anyhow::Result<PathBuf> {
+        Ok(workspace_root(self.workspace.as_deref())?.join(baseline::FILE_NAME))
     }
+}
+
+/// The workspace root: `--workspace DIR` as given (it must hold a Cargo.toml), or found from
+/// the current directory upwards as cargo finds it.
+fn workspace_root(given: Option<&Path>) -> anyhow::Result<PathBuf> {
+    use velaris::workspace::{WorkspaceError, find_root};
+    match given {
+        Some(dir) => {
+            if !dir.join("Cargo.toml").is_file() {
+                return Err(WorkspaceError::NoManifest { start: dir.to_path_buf(), explicit: true }.into());
+            }
+            Ok(std::fs::canonicalize(dir)?)
+        }
+        None => {
+            let cwd = std::env::current_dir().context("failed to read the current directory")?;
+            Ok(find_root(&cwd)?)
+        }
+    }
+}
+
+/// The formats `velaris surface` writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SurfaceFormat {
+    Human,
+    Json,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct SurfaceArgs {
     #[command(flatten)]
     ws: WorkspaceArgs,
-    /// Output format (human or json).
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SurfaceFormat::Human)]
+    format: SurfaceFormat,
     /// Human format: every finding, not only the first per crate and capability.
     #[arg(long, short)]
     verbose: bool,
@@ -62,9 +87,8 @@ pub struct SurfaceArgs {
 pub fn surface(args: SurfaceArgs) -> anyhow::Result<i32> {
     let analysis = args.ws.analyze()?;
     let text = match args.format {
-        Format::Json => render::json(&analysis.surface),
-        Format::Human => render::human(&analysis.surface, args.verbose),
-        Format::Markdown => bail!("`velaris surface` has no markdown format; use human or json"),
+        SurfaceFormat::Json => render::json(&analysis.surface),
+        SurfaceFormat::Human => render::human(&analysis.surface, args.verbose),
     };
     super::emit(&text)?;
     Ok(exit_codes::OK)
@@ -119,7 +143,7 @@ fn read_baseline(path: &Path) -> anyhow::Result<String> {
 }
 
 pub fn check(args: CheckArgs) -> anyhow::Result<i32> {
-    let path = args.ws.baseline_path();
+    let path = args.ws.baseline_path()?;
     let text = read_baseline(&path)?;
     let base = baseline::parse(&text, baseline::FILE_NAME)?;
     // The grants were reviewed for the baseline's target: check that one unless told otherwise.
@@ -141,7 +165,7 @@ pub struct BlessArgs {
 }
 
 pub fn bless(args: BlessArgs) -> anyhow::Result<i32> {
-    let path = args.ws.baseline_path();
+    let path = args.ws.baseline_path()?;
     let existing = match std::fs::read_to_string(&path) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -165,22 +189,29 @@ pub fn bless(args: BlessArgs) -> anyhow::Result<i32> {
 
 #[derive(clap::Args, Debug)]
 pub struct FmtArgs {
-    /// The workspace root holding velaris.capabilities.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    workspace: PathBuf,
+    /// The workspace root holding velaris.capabilities [default: found from the current
+    /// directory, as cargo finds it].
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
     /// Do not write; exit 1 if the file is not in canonical form.
     #[arg(long)]
     check: bool,
 }
 
 pub fn fmt(args: FmtArgs) -> anyhow::Result<i32> {
-    let path = args.workspace.join(baseline::FILE_NAME);
+    let path = workspace_root(args.workspace.as_deref())?.join(baseline::FILE_NAME);
     let text = read_baseline(&path)?;
     let tidy = baseline::fmt(&text, baseline::FILE_NAME)?;
     if tidy == text {
         return Ok(exit_codes::OK);
     }
     if args.check {
+        // What would change, as a unified diff (control characters escaped).
+        let diff = similar::TextDiff::from_lines(&text, &tidy);
+        let name = baseline::FILE_NAME;
+        let unified = diff.unified_diff().context_radius(3).header(name, &format!("{name} (canonical)")).to_string();
+        let shown: Vec<String> = unified.lines().map(velaris::report::escape::line).collect();
+        super::emit(&(shown.join("\n") + "\n"))?;
         eprintln!("{} is not in canonical form: run `velaris fmt`", path.display());
         return Ok(exit_codes::WIDENED);
     }

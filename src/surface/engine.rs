@@ -625,13 +625,15 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
             }
             entry.findings.extend(a.findings.iter().cloned());
         }
+        // Every crate compiled into the program, clean ones too: "analysed and clean" is not
+        // "not in the graph".
         let mut list: Vec<CrateSurface> = crates
             .into_values()
-            .filter_map(|mut c| {
+            .map(|mut c| {
                 c.findings.sort();
                 c.findings.dedup();
                 c.capabilities = c.findings.iter().map(|f| f.capability).collect();
-                (!c.capabilities.is_empty()).then_some(c)
+                c
             })
             .collect();
         list.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));

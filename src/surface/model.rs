@@ -158,7 +158,8 @@ pub struct ProgramSurface {
     /// What the program can do at run time, plus the `build.*` kinds when its build runs code
     /// (see [`Finding::counts_for_program`]); build-time findings stay with their crates.
     pub capabilities: BTreeSet<Capability>,
-    /// Only crates with at least one capability, sorted by name then version.
+    /// Every crate compiled into the program (an empty `capabilities` when it shows none),
+    /// sorted by name then version.
     pub crates: Vec<CrateSurface>,
 }
 

@@ -36,8 +36,10 @@ fn crate_label(c: &CrateSurface) -> String {
     format!("{} {}", escape::line(&c.name), escape::line(&c.version))
 }
 
-/// One section per program: its capabilities, and for each the crates that contribute it
-/// with their first finding; `verbose` lists every finding.
+/// One section per program: how many crates were analysed, its capabilities and for each
+/// the crates that contribute it with their first finding (`verbose`: every finding); then,
+/// apart, what build scripts and proc macros do while building (their crates' grants, not
+/// the program's).
 pub fn human(surface: &Surface, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "target {}", escape::line(&surface.target));
@@ -54,35 +56,60 @@ pub fn human(surface: &Surface, verbose: bool) -> String {
             escape::line(&p.package),
             if caps.is_empty() { "no capabilities".to_string() } else { caps.join(", ") }
         );
-        for &cap in &p.capabilities.iter().copied().collect::<Vec<_>>() {
-            let crates = crates_with(p, cap);
+        let with = p.crates.iter().filter(|c| !c.capabilities.is_empty()).count();
+        let unanalyzed = p.crates.iter().filter(|c| c.capabilities.contains(&Capability::Unanalyzed)).count();
+        let _ = writeln!(
+            out,
+            "  {} crate{} analysed, {with} with capabilities, {unanalyzed} unanalyzed",
+            p.crates.len(),
+            if p.crates.len() == 1 { "" } else { "s" }
+        );
+        for &cap in &p.capabilities {
             let _ = writeln!(out, "  {cap}");
-            for c in crates {
-                let findings: Vec<_> = c.findings.iter().filter(|f| f.capability == cap).collect();
-                let first = findings[0];
-                let scope = match first.scope {
-                    super::model::Scope::Runtime => "",
-                    super::model::Scope::Build => " [build]",
-                };
-                let more = if findings.len() > 1 && !verbose { format!(" (+{} more)", findings.len() - 1) } else { String::new() };
-                let _ = writeln!(
-                    out,
-                    "    {}{scope}: {}:{}:{} {}{more}",
-                    crate_label(c),
-                    escape::line(&first.file),
-                    first.line,
-                    first.column,
-                    escape::line(&first.path)
-                );
-                if verbose {
-                    for f in &findings[1..] {
-                        let _ = writeln!(out, "      {}:{}:{} {}", escape::line(&f.file), f.line, f.column, escape::line(&f.path));
-                    }
-                }
+            section(&mut out, p, cap, "    ", verbose, |f| f.counts_for_program());
+        }
+        let build: std::collections::BTreeSet<Capability> = p
+            .crates
+            .iter()
+            .flat_map(|c| c.findings.iter().filter(|f| !f.counts_for_program()).map(|f| f.capability))
+            .collect();
+        if !build.is_empty() {
+            let _ = writeln!(out, "  while building (build scripts and proc macros; granted to their crates, not to the program):");
+            for cap in build {
+                let _ = writeln!(out, "    {cap}");
+                section(&mut out, p, cap, "      ", verbose, |f| !f.counts_for_program());
             }
         }
     }
     out
+}
+
+/// The crates with findings of `cap` that `keep` keeps: the first finding of each (all of
+/// them with `verbose`).
+fn section(out: &mut String, p: &ProgramSurface, cap: Capability, indent: &str, verbose: bool, keep: impl Fn(&super::model::Finding) -> bool) {
+    for c in crates_with(p, cap) {
+        let findings: Vec<_> = c.findings.iter().filter(|f| f.capability == cap && keep(f)).collect();
+        let Some(first) = findings.first() else { continue };
+        let scope = match first.scope {
+            super::model::Scope::Runtime => "",
+            super::model::Scope::Build => " [build]",
+        };
+        let more = if findings.len() > 1 && !verbose { format!(" (+{} more)", findings.len() - 1) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "{indent}{}{scope}: {}:{}:{} {}{more}",
+            crate_label(c),
+            escape::line(&first.file),
+            first.line,
+            first.column,
+            escape::line(&first.path)
+        );
+        if verbose {
+            for f in &findings[1..] {
+                let _ = writeln!(out, "{indent}  {}:{}:{} {}", escape::line(&f.file), f.line, f.column, escape::line(&f.path));
+            }
+        }
+    }
 }
 
 /// Every finding behind `cap` in `program`, with a source excerpt and the dependency path.

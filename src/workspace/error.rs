@@ -4,10 +4,24 @@ use std::path::PathBuf;
 
 use crate::lockfile::LockError;
 
+fn no_manifest_message(start: &std::path::Path, explicit: bool) -> String {
+    if explicit {
+        format!(
+            "no Cargo.toml in {}: --workspace names the directory that holds the workspace's root Cargo.toml and Cargo.lock",
+            start.display()
+        )
+    } else {
+        format!(
+            "no Cargo.toml in {} or any directory above it: run velaris inside a Cargo workspace, or name one with --workspace DIR",
+            start.display()
+        )
+    }
+}
+
 /// A workspace that cannot be loaded or resolved. Every message names the file at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    #[error("cannot read {}: {source}", .path.display())]
+    #[error("cannot read {}", .path.display())]
     Read {
         path: PathBuf,
         #[source]
@@ -40,6 +54,9 @@ pub enum WorkspaceError {
         .path.display()
     )]
     StaleLock { path: PathBuf, message: String },
+    /// No `Cargo.toml` where velaris looked for a workspace.
+    #[error("{}", no_manifest_message(.start, *.explicit))]
+    NoManifest { start: PathBuf, explicit: bool },
     #[error("{origin}: invalid workspace member pattern {pattern:?}: {message}")]
     Glob {
         origin: String,

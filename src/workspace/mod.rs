@@ -246,6 +246,58 @@ fn has_glob_meta(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
 
+/// The root of the workspace a directory belongs to, found the way cargo finds it: the
+/// nearest `Cargo.toml` at or above `start`; if it is not itself a workspace root, the nearest
+/// directory above it whose `Cargo.toml` has a `[workspace]` listing it as a member (or the
+/// one its `package.workspace` names); otherwise the package's own directory.
+pub fn find_root(start: &Path) -> Result<PathBuf, WorkspaceError> {
+    let start = std::path::absolute(start).map(|p| normalize(&p)).unwrap_or_else(|_| start.to_path_buf());
+    let Some(nearest) = start.ancestors().find(|d| d.join("Cargo.toml").is_file()) else {
+        return Err(WorkspaceError::NoManifest { start, explicit: false });
+    };
+    let manifest = nearest.join("Cargo.toml");
+    let text = read(&manifest)?;
+    let doc = parse_toml(&text, &manifest.display().to_string())?;
+    if doc.contains_key("workspace") {
+        return Ok(nearest.to_path_buf());
+    }
+    if let Some(ws) = doc.get("package").and_then(|p| p.get("workspace")).and_then(Value::as_str) {
+        return Ok(normalize(&nearest.join(ws)));
+    }
+    for dir in nearest.ancestors().skip(1) {
+        let m = dir.join("Cargo.toml");
+        if !m.is_file() {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&m) else { continue };
+        let Ok(doc) = text.parse::<Table>() else { continue };
+        if !doc.contains_key("workspace") {
+            continue;
+        }
+        // The nearest workspace above decides: a member of it, or a package of its own.
+        return Ok(if lists_member(dir, &doc, nearest) { dir.to_path_buf() } else { nearest.to_path_buf() });
+    }
+    Ok(nearest.to_path_buf())
+}
+
+/// Whether the `[workspace]` of `root`'s manifest `doc` has `dir` among its members (its
+/// `members` globs, less `exclude`).
+fn lists_member(root: &Path, doc: &Table, dir: &Path) -> bool {
+    let Some(ws) = doc.get("workspace").and_then(Value::as_table) else { return false };
+    let list = |k: &str| -> Vec<String> {
+        ws.get(k).and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    };
+    let matches = |pattern: &str| -> bool {
+        let full = root.join(pattern);
+        if !has_glob_meta(pattern) {
+            return normalize(&full) == dir;
+        }
+        glob::Pattern::new(&full.to_string_lossy()).is_ok_and(|p| p.matches_path(dir))
+    };
+    let excluded = list("exclude").iter().any(|e| dir.starts_with(normalize(&root.join(e))));
+    !excluded && list("members").iter().any(|m| matches(m))
+}
+
 impl Workspace {
     /// Load the workspace whose root manifest is `root/Cargo.toml`, and `root/Cargo.lock`.
     pub fn load(root: &Path) -> Result<Workspace, WorkspaceError> {
@@ -520,6 +572,29 @@ impl Workspace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_root_is_found_as_cargo_finds_it() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        let w = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\nexclude = [\"crates/own\"]\n");
+        w("crates/a/Cargo.toml", "[package]\nname = \"a\"\n");
+        w("crates/own/Cargo.toml", "[package]\nname = \"own\"\n");
+        w("tools/x/Cargo.toml", "[package]\nname = \"x\"\nworkspace = \"../..\"\n");
+        w("other/Cargo.toml", "[package]\nname = \"other\"\n");
+        std::fs::create_dir_all(root.join("crates/a/src/deep")).unwrap();
+        let root = root.canonicalize().unwrap();
+        assert_eq!(find_root(&root.join("crates/a/src/deep")).unwrap(), root, "a member, from deep inside");
+        assert_eq!(find_root(&root.join("crates/own")).unwrap(), root.join("crates/own"), "excluded: its own");
+        assert_eq!(find_root(&root.join("tools/x")).unwrap(), root, "package.workspace");
+        assert_eq!(find_root(&root.join("other")).unwrap(), root.join("other"), "not listed: its own");
+        assert_eq!(find_root(&root).unwrap(), root);
+    }
 
     fn unit(name: &str, deps: &[usize]) -> Unit {
         Unit {
