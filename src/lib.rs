@@ -8,6 +8,7 @@ pub mod depsdiff;
 pub mod diff;
 pub mod exit_codes;
 pub mod git;
+pub mod gitdeps;
 pub mod lockfile;
 pub mod package;
 pub mod registry;
