@@ -7,10 +7,12 @@
 pub mod escape;
 mod human;
 mod json;
+mod json_v1;
 mod markdown;
 
-pub use human::{Detail, HumanOptions, render_human};
+pub use human::{Detail, HumanOptions, headline, render_human};
 pub use json::{SCHEMA, render_json};
+pub use json_v1::{SCHEMA_V1, render_json_v1};
 pub use markdown::{MarkdownOptions, render_markdown};
 
 /// Group digits of a count in thousands: 12,345.

@@ -648,6 +648,15 @@ pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
     Ok(run_with(config, &SourceStore::new())?.analysis)
 }
 
+/// Resolve the graph for the target, fetching what it reaches into `store`, without analysing
+/// anything; with the workspace's members.
+pub fn graph_with(config: &Config, store: &SourceStore) -> Result<(Graph, Vec<PackageId>), SurfaceError> {
+    let ws = Workspace::load(&config.root)?;
+    let cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
+    let (graph, _) = resolve_and_fetch(config, &ws, &cfg, store)?;
+    Ok((graph, ws.members().map(|m| m.id.clone()).collect()))
+}
+
 /// Run the whole analysis with sources from (and added to) `store`, and keep the graph and
 /// every unit's findings.
 pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, SurfaceError> {
