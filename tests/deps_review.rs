@@ -644,7 +644,9 @@ fn git_dependency() -> GitDep {
     };
     w.write("Cargo.lock", &lock(&old));
     w.commit("base");
-    w.write("Cargo.lock", &lock(&new));
+    // The member's own version moves too, as it often does with such a bump.
+    w.write("app/Cargo.toml", &manifest("app", "0.2.0", &format!("[dependencies]\ngitdep = {{ git = \"{url}\" }}\n")));
+    w.write("Cargo.lock", &lock(&new).replace("name = \"app\"\nversion = \"0.1.0\"", "name = \"app\"\nversion = \"0.2.0\""));
     w.commit("bump gitdep");
     GitDep { w, bare, old, new }
 }
@@ -665,7 +667,14 @@ fn a_git_dependency_is_read_at_its_locked_commit_and_reviewed() {
     assert_eq!(p["capabilities"]["added"][0]["findings"][0]["hunk"]["changed"], true);
     assert_eq!(doc["verified"]["commits"], 2);
     assert_eq!(doc["verified"]["commits_total"], 2);
-    assert_eq!(doc["coverage"]["analysed"], 1);
+    // The member's version bump is the repository's own code: nothing to verify, no integrity
+    // concern, and its capabilities come from the work tree at both revisions.
+    let app = pkg(&doc, "app");
+    assert_eq!(app["change"], "upgraded");
+    assert_eq!(app["tier"], "routine", "{app:#}");
+    assert_eq!(doc["verified"]["unverifiable"], serde_json::json!([]));
+    assert_eq!(doc["coverage"]["analysed"], 2);
+    g.w.review(&["--fail-on", "unverifiable,unknown"]).expect(0);
     let human = g.w.review(&[]).expect(0);
     assert!(human.contains("2 of 2 git packages verified by commit id"), "{human}");
     assert!(human.contains("+ gains process.spawn"), "{human}");

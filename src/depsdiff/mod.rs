@@ -144,6 +144,17 @@ impl Side {
             _ => None,
         }
     }
+
+    /// A workspace member or path dependency: its source is in the repository and is reviewed
+    /// with it, so there is nothing to verify and it raises no integrity concern.
+    pub fn is_local(&self) -> bool {
+        self.package.source_kind() == SourceKind::Local
+    }
+
+    /// Could not be verified, and should have been (not a local package).
+    pub fn unverified(&self) -> bool {
+        !self.verified() && !self.is_local()
+    }
 }
 
 /// Whether and how a package's capabilities were compared.
@@ -803,8 +814,8 @@ fn review_one(
         p.capabilities.status = CapStatus::NotBuilt;
         return Ok(());
     }
-    // Unreadable sides are unknown, never "no change".
-    for s in [&p.old, &p.new].into_iter().flatten() {
+    // Unreadable sides are unknown, never "no change" (local packages are read from disk).
+    for s in [&p.old, &p.new].into_iter().flatten().filter(|s| !s.is_local()) {
         if let Some(why) = s.unverifiable() {
             p.capabilities.status = CapStatus::Unknown(format!("{} {}: {why}", p.name, s.package.version));
             return Ok(());

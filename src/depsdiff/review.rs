@@ -53,7 +53,7 @@ fn tier(p: &PackageReport) -> (Tier, u8) {
     if !p.built() {
         return (Tier::NotBuilt, 0);
     }
-    let unverifiable = [&p.old, &p.new].into_iter().flatten().any(|s| !s.verified());
+    let unverifiable = [&p.old, &p.new].into_iter().flatten().any(|s| s.unverified());
     if matches!(p.change, ChangeKind::SourceChanged | ChangeKind::ChecksumChanged) || unverifiable {
         return (Tier::Integrity, 0);
     }
@@ -110,7 +110,7 @@ pub fn category(p: &PackageReport) -> &'static str {
         ChangeKind::ChecksumChanged => return "changed checksum",
         _ => {}
     }
-    if [&p.old, &p.new].into_iter().flatten().any(|s| !s.verified()) {
+    if [&p.old, &p.new].into_iter().flatten().any(|s| s.unverified()) {
         return "unverifiable";
     }
     if !p.capabilities.added.is_empty() {
@@ -207,6 +207,7 @@ pub fn verified(packages: &[PackageReport]) -> Verified {
                 v.commits += 1;
                 v.commits_total += 1;
             }
+            Verification::Unverifiable(_) if s.is_local() => {}
             Verification::Unverifiable(why) => {
                 if s.package.is_registry() {
                     v.sha256_total += 1;

@@ -520,7 +520,9 @@ fn package_section(out: &mut String, report: &Report, opts: &HumanOptions) {
         let _ = writeln!(out, "  {}  {}  {}", paint(BOLD, &title(p)), paint(DIM, &source), counts(p));
         let indent = "    ";
         for s in [&p.old, &p.new].into_iter().flatten() {
-            if !s.sha256_verified() {
+            if s.is_local() {
+                let _ = writeln!(out, "{indent}{} {}: {}", escape::line(&p.name), s.package.version, paint(DIM, "local package (its source is in the repository)"));
+            } else if !s.sha256_verified() {
                 let _ = writeln!(out, "{indent}{} {}: {}", escape::line(&p.name), s.package.version, verification(s));
             }
         }

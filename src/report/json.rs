@@ -432,7 +432,7 @@ pub fn render_json(report: &Report) -> String {
         }
         totals.gain_capabilities += u64::from(!p.capabilities.added.is_empty());
         totals.flagged += u64::from(!p.flags.is_empty());
-        totals.unverifiable += [&p.old, &p.new].into_iter().flatten().filter(|s| !s.verified()).count() as u64;
+        totals.unverifiable += [&p.old, &p.new].into_iter().flatten().filter(|s| s.unverified()).count() as u64;
     }
     let doc = Doc {
         schema: SCHEMA,

@@ -45,7 +45,9 @@ fn version_cell(p: &PackageReport) -> String {
 
 fn verified_cell(p: &PackageReport) -> &'static str {
     let sides: Vec<&Side> = [&p.old, &p.new].into_iter().flatten().collect();
-    if sides.iter().all(|s| s.sha256_verified()) {
+    if sides.iter().all(|s| s.is_local()) {
+        "local"
+    } else if sides.iter().all(|s| s.sha256_verified()) {
         "✅ sha256"
     } else if sides.iter().all(|s| s.verified()) {
         "✅ commit"
