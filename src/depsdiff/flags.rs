@@ -323,12 +323,13 @@ pub fn tree_flags(
                 evidence: vec![".cargo_vcs_info.json".to_string()],
             });
         }
-        if same_version && d.vcs_changed || d.old_vcs.as_ref().zip(d.new_vcs.as_ref()).is_some_and(|(a, b)| a.path_in_vcs != b.path_in_vcs) {
+        // Another commit is news only for the same version; for an upgrade it is expected.
+        if same_version && d.vcs_changed {
             let sha = |v: &Option<crate::diff::VcsInfo>| v.as_ref().and_then(|v| v.sha1.clone()).unwrap_or_else(|| "unknown".into());
             out.push(Flag {
                 kind: FlagKind::VcsCommitChanged,
                 message: format!(
-                    "published from another commit or directory than the same version before ({} -> {})",
+                    "the same version now says it was published from another commit ({} -> {})",
                     short(&sha(&d.old_vcs)),
                     short(&sha(&d.new_vcs))
                 ),
@@ -385,8 +386,30 @@ fn short(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
 
+/// A repository URL reduced to what names the repository: on the well-known forges the host
+/// and the first two path segments (`/tree/master/sub` and `.git` dropped), elsewhere the URL
+/// without scheme, `www.`, `.git` and trailing slashes.
 fn norm_repo(s: &str) -> String {
-    s.trim().trim_end_matches('/').trim_end_matches(".git").to_ascii_lowercase()
+    let s = s.trim().to_ascii_lowercase();
+    let s = s.split_once("://").map_or(s.as_str(), |(_, r)| r).trim_start_matches("www.");
+    let s = s.split(['?', '#']).next().unwrap_or(s).trim_end_matches('/');
+    let mut parts: Vec<&str> = s.split('/').filter(|p| !p.is_empty()).collect();
+    if parts.first().is_some_and(|h| ["github.com", "gitlab.com", "codeberg.org", "bitbucket.org", "sr.ht", "git.sr.ht"].contains(h)) {
+        parts.truncate(3);
+    }
+    parts.join("/").trim_end_matches(".git").to_string()
+}
+
+/// Files whose long or dense lines are expected and not a way into a build: prose, images as
+/// text, other ecosystems' lockfiles.
+fn data_by_nature(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let ext = file.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(ext, "md" | "markdown" | "rst" | "adoc" | "svg" | "html" | "htm" | "css")
+        || matches!(file.as_str(), "package-lock.json" | "yarn.lock" | "pnpm-lock.yaml" | "cargo.lock" | "poetry.lock")
+        || file.starts_with("license")
+        || file.starts_with("licence")
+        || file.starts_with("changelog")
 }
 
 /// Added lines (lines of the new file not in the old one) that look like payloads, as
@@ -394,7 +417,7 @@ fn norm_repo(s: &str) -> String {
 fn suspicious_lines(old: Option<&FileTree>, new: &FileTree, diff: &PackageDiff) -> Vec<String> {
     let mut out = Vec::new();
     for f in &diff.files {
-        if f.binary || f.packaging || f.status == FileStatus::Removed {
+        if f.binary || f.packaging || f.status == FileStatus::Removed || data_by_nature(&f.path) {
             continue;
         }
         let Some(text) = new.get(&f.path).and_then(|b| std::str::from_utf8(b).ok()) else { continue };
@@ -424,10 +447,11 @@ pub fn line_concern(line: &str) -> Option<String> {
     if len >= 1000 {
         return Some(format!("{}-character line", crate::report::thousands(len as u64)));
     }
-    if len >= 100 {
-        let h = entropy(line);
-        if h >= 5.2 {
-            return Some(format!("high-entropy line ({h:.1} bits per character)"));
+    // A long run without whitespace that is as dense as random text: a key or compressed data.
+    if let Some(token) = line.split_whitespace().filter(|t| t.chars().count() >= 100).max_by_key(|t| t.len()) {
+        let h = entropy(token);
+        if h >= 5.3 {
+            return Some(format!("{}-character string at {h:.1} bits per character", token.chars().count()));
         }
     }
     None
@@ -543,6 +567,10 @@ mod tests {
         assert_eq!(codes(&f), ["repository-changed", "vcs-dirty"]);
         let f = flags(&[("Cargo.toml", M), (".cargo_vcs_info.json", &vcs("aaa", false))], &[("Cargo.toml", M)]);
         assert_eq!(codes(&f), ["vcs-info-missing"]);
+        // The same repository written another way is no change.
+        assert_eq!(norm_repo("https://github.com/clap-rs/clap/tree/master/clap_lex"), norm_repo("https://github.com/clap-rs/clap"));
+        assert_eq!(norm_repo("https://www.GitHub.com/a/b.git/"), norm_repo("https://github.com/a/b"));
+        assert_ne!(norm_repo("https://github.com/alexcrichton/rustc-demangle"), norm_repo("https://github.com/rust-lang/rustc-demangle"));
     }
 
     #[test]
@@ -560,8 +588,14 @@ mod tests {
         ] {
             assert_eq!(line_concern(code), None, "{code}");
         }
+        // A key-like string: dense, no whitespace.
+        let key = "kT9#qZ2!mB7$vR4^xL1&nW8*pC5(yH3)jF6_sD0+gA-uE=oI{tY}rU[eO]wQ|zX;cV:bN<mK>lJ?hG/fD.aS,".repeat(2);
+        assert!(line_concern(&format!("static K: &str = \"{key}\";")).unwrap().contains("bits per character"));
         let f = flags(&[("src/lib.rs", "fn a() {}\n")], &[("src/lib.rs", &format!("fn a() {{}}\nconst P: &str = \"{blob}\";\n"))]);
         assert_eq!(codes(&f), ["suspicious-lines"]);
         assert!(f[0].evidence[0].starts_with("src/lib.rs:2: "), "{:?}", f[0].evidence);
+        // Prose and other ecosystems' lockfiles are not looked at.
+        let f = flags(&[("README.md", "a\n")], &[("README.md", &format!("a\n{blob}\n")), ("web/package-lock.json", &format!("\"integrity\": \"sha512-{blob}\"\n"))]);
+        assert!(f.is_empty(), "{f:?}");
     }
 }

@@ -489,10 +489,7 @@ fn not_built_section(out: &mut String, report: &Report) {
             .placement
             .not_built
             .as_ref()
-            .map(|(r, _, from)| match from {
-                Some(f) => format!("{r} (in {f})"),
-                None => r.clone(),
-            })
+            .map(|(r, code, from)| super::not_built_text(r, code, from.as_deref()))
             .unwrap_or_else(|| "not in the graph".into());
         let flags: Vec<&str> = p.flags.iter().map(|f| f.kind.code()).collect();
         let _ = writeln!(

@@ -294,10 +294,7 @@ fn not_built(report: &Report, collapse: bool) -> String {
                 .placement
                 .not_built
                 .as_ref()
-                .map(|(r, _, from)| match from {
-                    Some(f) => format!("{} (in {})", md(r), md(f)),
-                    None => md(r),
-                })
+                .map(|(r, code, from)| md(&super::not_built_text(r, code, from.as_deref())))
                 .unwrap_or_else(|| "not in the graph".into());
             let _ = writeln!(s, "| {} | {} | {} | {} | {} |", md(&p.name), version_cell(p), p.change.as_str(), why, thousands(p.audit_lines()));
         }
