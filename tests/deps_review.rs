@@ -729,3 +729,88 @@ fn a_git_url_that_could_run_a_command_is_refused() {
     assert!(why.contains("refused"), "{why}");
     assert!(!marker.exists(), "git ran a command from the lockfile");
 }
+
+// ---------------------------------------------------------------------------------------------
+// One fixture pair per remaining flag, a removed package and other bytes under one version.
+
+fn vcs_dirty(sha: &str) -> String {
+    format!("{{\n  \"git\": {{\n    \"sha1\": \"{sha}\",\n    \"dirty\": true\n  }},\n  \"path_in_vcs\": \"\"\n}}\n")
+}
+
+#[test]
+fn every_flag_has_its_fixture() {
+    let w = World::new();
+    let blob = "H4sIAAAAAAAAA+3OMQ6AIBAEwH3FdY5J0CgK/v+3FC+Ry8nkF4sHoa6WtFg7TX5/3mKHmEZ6QAg2bx4tdq0+".repeat(4);
+    let base = vec![
+        krate("derive-helper", "1.0.0", "", &[("src/lib.rs", "pub fn helper() {}\n")], &[]),
+        krate("icons", "0.2.0", "", &[("src/lib.rs", "pub const N: u8 = 1;\n")], &[]),
+        krate("tracer", "0.9.0", "repository = \"https://github.com/tracer-rs/tracer\"\n", &[("src/lib.rs", "pub fn t() {}\n"), (".cargo_vcs_info.json", &vcs("1111111111111111111111111111111111111111"))], &[]),
+        krate("fmtlib", "2.1.0", "", &[("src/lib.rs", "pub fn f() {}\n"), (".cargo_vcs_info.json", &vcs("2222222222222222222222222222222222222222"))], &[]),
+        krate("codec", "1.0.0", "", &[("src/lib.rs", "pub fn decode() {}\n")], &[]),
+        krate("ghost", "0.1.0", "", &[("src/lib.rs", "pub fn g() {}\n")], &[]),
+        krate("oldenv", "0.3.0", "", &[("src/lib.rs", "pub fn home() -> Option<String> {\n    std::env::var(\"HOME\").ok()\n}\n")], &[]),
+        krate("dd", "1.0.0", "", &[("src/lib.rs", "pub fn d() {}\n"), (".cargo_vcs_info.json", &vcs("3333333333333333333333333333333333333333"))], &[]),
+    ];
+    let head = vec![
+        krate("derive-helper", "1.1.0", "\n[lib]\nproc-macro = true\n", &[("src/lib.rs", "pub fn helper() {}\n")], &[]),
+        krate("icons", "0.2.1", "", &[("src/lib.rs", "pub const N: u8 = 1;\n"), ("assets/logo.png", "\u{89}PNG\r\n\u{1a}\n\0\0\0\rIHDR\0\0\0\u{10}")], &[]),
+        krate("tracer", "0.9.1", "repository = \"https://github.com/tracer-rs-mirror/tracer\"\n", &[("src/lib.rs", "pub fn t() {}\n"), (".cargo_vcs_info.json", &vcs_dirty("4444444444444444444444444444444444444444"))], &[]),
+        krate("fmtlib", "2.1.1", "", &[("src/lib.rs", "pub fn f() {}\n")], &[]),
+        krate("codec", "1.0.1", "", &[("src/lib.rs", &format!("pub fn decode() {{}}\n\nstatic TABLE: &str = \"{blob}\";\n"))], &[]),
+        krate("ghost", "0.1.1", "", &[("src/lib.rs", "pub fn g() {}\n")], &[]),
+        krate("dd", "1.0.0", "", &[("src/lib.rs", "pub fn d() {}\n"), (".cargo_vcs_info.json", &vcs("5555555555555555555555555555555555555555"))], &[]),
+    ];
+    // One registry serves one set of bytes per version: both copies of dd go to velaris' cache.
+    w.serve(&base.iter().filter(|k| k.name != "dd").cloned().collect::<Vec<_>>());
+    w.serve(&head.iter().filter(|k| k.name != "dd").cloned().collect::<Vec<_>>());
+    for k in base.iter().chain(&head).filter(|k| k.name == "dd") {
+        let bytes = k.bytes();
+        let hex = sha256_hex(&bytes);
+        let dir = w.cache.path().join("crates/sha256").join(&hex[..2]);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{hex}.crate")), &bytes).unwrap();
+    }
+    w.reg.unlist("ghost", "0.1.1");
+    let deps = |names: &[&str]| names.iter().map(|n| format!("{n} = \"*\"\n")).collect::<String>();
+    let base_names = ["codec", "dd", "derive-helper", "fmtlib", "ghost", "icons", "oldenv", "tracer"];
+    let head_names = ["codec", "dd", "derive-helper", "fmtlib", "ghost", "icons", "tracer"];
+    w.write("Cargo.toml", "[workspace]\nmembers = [\"app\"]\nresolver = \"2\"\n");
+    w.write("app/src/main.rs", "fn main() {}\n");
+    w.write("app/Cargo.toml", &manifest("app", "0.1.0", &format!("[dependencies]\n{}", deps(&base_names))));
+    w.write("Cargo.lock", &lockfile(&base_names, &base, ""));
+    w.commit("base");
+    w.write("app/Cargo.toml", &manifest("app", "0.1.0", &format!("[dependencies]\n{}", deps(&head_names))));
+    w.write("Cargo.lock", &lockfile(&head_names, &head, ""));
+    w.commit("head");
+
+    let doc = w.review(&["--format", "json"]).json();
+    let codes = |n: &str| flag_codes(pkg(&doc, n));
+    assert_eq!(codes("derive-helper"), ["proc-macro"]);
+    assert!(added(pkg(&doc, "derive-helper")).contains(&"build.proc-macro (build)".to_string()), "{:?}", added(pkg(&doc, "derive-helper")));
+    assert_eq!(codes("icons"), ["binary-files"]);
+    let logo = "\u{89}PNG\r\n\u{1a}\n\0\0\0\rIHDR\0\0\0\u{10}";
+    assert_eq!(pkg(&doc, "icons")["flags"][0]["evidence"][0], format!("assets/logo.png ({} bytes)", logo.len()));
+    assert_eq!(codes("tracer"), ["repository-changed", "vcs-dirty"]);
+    assert_eq!(codes("fmtlib"), ["vcs-info-missing"]);
+    assert_eq!(codes("codec"), ["suspicious-lines"]);
+    assert!(pkg(&doc, "codec")["flags"][0]["evidence"][0].as_str().unwrap().starts_with("src/lib.rs:3: "));
+    assert_eq!(added(pkg(&doc, "codec")), Vec::<String>::new(), "data is not a capability");
+    assert_eq!(codes("ghost"), ["not-in-index"]);
+    assert_eq!(pkg(&doc, "ghost")["new"]["yanked"], Value::Null);
+    // A removed package shows what it took away.
+    let gone = pkg(&doc, "oldenv");
+    assert_eq!(gone["change"], "removed");
+    assert_eq!(gone["built"], true, "built at base");
+    assert_eq!(gone["capabilities"]["removed"][0]["capability"], "env.read");
+    // Other bytes under one version: an integrity matter, first, with the other commit flagged.
+    let dd = pkg(&doc, "dd");
+    assert_eq!(dd["change"], "checksum-changed");
+    assert_eq!(dd["tier"], "integrity");
+    assert_eq!(names(&doc)[0], "dd");
+    assert_eq!(codes("dd"), ["vcs-commit-changed"]);
+    let human = w.review(&[]).expect(0);
+    assert!(human.lines().nth(1).unwrap().contains("1 changed checksum"), "{human}");
+    assert!(human.contains("- took away env.read"), "{human}");
+    assert!(human.contains("published from 333333333333 -> 555555555555"), "{human}");
+    w.review(&["--fail-on", "proc-macro"]).expect(1);
+}

@@ -37,6 +37,7 @@ struct State {
     crates: HashMap<(String, String), Vec<u8>>,
     tampered: HashMap<(String, String), Vec<u8>>,
     yanked: std::collections::HashSet<(String, String)>,
+    unlisted: std::collections::HashSet<(String, String)>,
     faults: HashMap<String, VecDeque<Fault>>,
     /// `dl` value; `{base}` is replaced by `http://127.0.0.1:PORT`.
     dl_template: String,
@@ -109,6 +110,11 @@ impl RegistryDouble {
     /// Marks (name, version) yanked in its index entry.
     pub fn yank(&self, name: &str, version: &str) {
         self.lock().yanked.insert((name.to_owned(), version.to_owned()));
+    }
+
+    /// Leaves (name, version) out of its index entry (it can still be downloaded).
+    pub fn unlist(&self, name: &str, version: &str) {
+        self.lock().unlisted.insert((name.to_owned(), version.to_owned()));
     }
 
     /// The path of a crate's index entry, by cargo's rule (an implementation independent of
@@ -280,7 +286,9 @@ fn respond(st: &State, addr: SocketAddr, path: &str) -> (u16, Vec<(String, Strin
         let mut versions: Vec<(&String, &Vec<u8>)> = st
             .crates
             .iter()
-            .filter(|((n, _), _)| n.to_lowercase() == name && RegistryDouble::index_path(n) == path)
+            .filter(|((n, v), _)| {
+                n.to_lowercase() == name && RegistryDouble::index_path(n) == path && !st.unlisted.contains(&(n.clone(), v.clone()))
+            })
             .map(|((_, v), b)| (v, b))
             .collect();
         if versions.is_empty() {
