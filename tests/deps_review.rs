@@ -814,3 +814,21 @@ fn every_flag_has_its_fixture() {
     assert!(human.contains("published from 333333333333 -> 555555555555"), "{human}");
     w.review(&["--fail-on", "proc-macro"]).expect(1);
 }
+
+/// The surface engine reads a git dependency at its locked commit too: `velaris surface`
+/// attributes what it does instead of calling it unanalyzed.
+#[test]
+fn surface_analyzes_a_git_dependency_at_its_commit() {
+    let g = git_dependency();
+    let out = g.w.run(&["surface", "--format", "json", "--target", LINUX]);
+    let doc: Value = serde_json::from_str(&out.expect(0)).unwrap();
+    let app = doc["programs"].as_array().unwrap().iter().find(|p| p["name"] == "app").unwrap();
+    let dep = app["crates"].as_array().unwrap().iter().find(|c| c["name"] == "gitdep").unwrap_or_else(|| panic!("{app:#}"));
+    let caps: Vec<&str> = dep["capabilities"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert_eq!(caps, ["process.spawn"], "{dep:#}");
+    assert_eq!(dep["findings"][0]["file"], "src/lib.rs");
+    // Offline, from the cache it filled.
+    let again = g.w.run(&["surface", "--format", "json", "--target", LINUX, "--offline"]);
+    let again: Value = serde_json::from_str(&again.expect(0)).unwrap();
+    assert_eq!(again, doc);
+}
