@@ -832,3 +832,21 @@ fn surface_analyzes_a_git_dependency_at_its_commit() {
     let again: Value = serde_json::from_str(&again.expect(0)).unwrap();
     assert_eq!(again, doc);
 }
+
+/// `deps-diff REV` compares a revision with the work tree: the head side's workspace is the
+/// work tree as it is.
+#[test]
+fn a_revision_against_the_work_tree() {
+    let w = incidents();
+    // Take the old lockfile and manifest back into the work tree: a downgrade, uncommitted.
+    w.git(&["checkout", "HEAD~1", "--", "Cargo.lock", "app/Cargo.toml"]);
+    let doc = w.run(&["deps-diff", "HEAD", "--target", LINUX, "--format", "json"]).json();
+    assert_eq!(doc["head"], "work tree");
+    let logger = pkg(&doc, "logger");
+    assert_eq!(logger["change"], "downgraded");
+    let lost: Vec<&str> = logger["capabilities"]["removed"].as_array().unwrap().iter().map(|d| d["capability"].as_str().unwrap()).collect();
+    assert_eq!(lost, ["net.connect", "fs.read", "env.read"]);
+    let wincon = pkg(&doc, "wincon");
+    assert_eq!(wincon["change"], "removed");
+    assert_eq!(wincon["built"], false, "not built at base either");
+}
