@@ -421,13 +421,17 @@ fn suspicious_lines(old: Option<&FileTree>, new: &FileTree, diff: &PackageDiff) 
             continue;
         }
         let Some(text) = new.get(&f.path).and_then(|b| std::str::from_utf8(b).ok()) else { continue };
+        // Every concern needs 100 bytes or more: most files have no such line at all.
+        if !text.lines().any(|l| l.len() >= SHORTEST_CONCERN) {
+            continue;
+        }
         let old_lines: HashSet<&str> = old
             .and_then(|t| t.get(&f.path))
             .and_then(|b| std::str::from_utf8(b).ok())
-            .map(|t| t.lines().collect())
+            .map(|t| t.lines().filter(|l| l.len() >= SHORTEST_CONCERN).collect())
             .unwrap_or_default();
         for (i, line) in text.lines().enumerate() {
-            if old_lines.contains(line) {
+            if line.len() < SHORTEST_CONCERN || old_lines.contains(line) {
                 continue;
             }
             if let Some(why) = line_concern(line) {
@@ -438,8 +442,15 @@ fn suspicious_lines(old: Option<&FileTree>, new: &FileTree, diff: &PackageDiff) 
     out
 }
 
+/// No line shorter than this (in bytes) can be a concern: the shortest rule is a 100-character
+/// run.
+const SHORTEST_CONCERN: usize = 100;
+
 /// Why one line looks like data rather than code, if it does.
 pub fn line_concern(line: &str) -> Option<String> {
+    if line.len() < SHORTEST_CONCERN {
+        return None;
+    }
     let len = line.chars().count();
     if let Some(why) = encoded_run(line) {
         return Some(why);

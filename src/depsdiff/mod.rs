@@ -28,7 +28,7 @@ use crate::git::{GitError, Repo};
 use crate::gitdeps::{self, GitOptions, GitPackage};
 use crate::lockfile::{self, Change, ChangeKind, LockError, LockedPackage, Lockfile, SemverBump, SourceKind};
 use crate::package::{self, ArchiveError, FileTree, Limits};
-use crate::registry::{BatchError, FetchOptions, Fetched, Fetcher, IndexStatus, Origin, PackageRef};
+use crate::registry::{BatchError, FetchOptions, Fetcher, IndexStatus, Origin, PackageRef};
 use crate::surface::engine::{SourceStore, SurfaceError};
 use crate::surface::{Capability, Scope};
 use crate::workspace::PackageId;
@@ -415,9 +415,15 @@ fn git_key(p: &LockedPackage) -> Option<GitKey> {
     matches!(p.source_kind(), SourceKind::Git { .. }).then(|| (p.source.clone().unwrap_or_default(), p.name.clone(), p.version.to_string()))
 }
 
+/// Verified `.crate` bytes, shared with the engine's source store, and where they came from.
+struct VerifiedBytes {
+    bytes: Arc<Vec<u8>>,
+    origin: Origin,
+}
+
 /// Everything fetched, by identity.
 struct Fetchedset {
-    registry: BTreeMap<Key, Fetched>,
+    registry: BTreeMap<Key, VerifiedBytes>,
     git: BTreeMap<GitKey, Result<GitPackage, String>>,
     index: BTreeMap<Key, IndexStatus>,
 }
@@ -508,10 +514,11 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     }
     let refs: Vec<PackageRef> = refs.into_values().collect();
     let fetcher = Arc::new(Fetcher::new(&config.cwd, config.fetch.clone()).map_err(|e| BatchError::Fetch(vec![e]))?);
-    let registry: BTreeMap<Key, Fetched> = if refs.is_empty() {
+    let registry: BTreeMap<Key, VerifiedBytes> = if refs.is_empty() {
         BTreeMap::new()
     } else {
-        refs.iter().map(key).zip(fetcher.fetch_verified(&refs)?).collect()
+        let fetched = fetcher.fetch_verified(&refs)?;
+        refs.iter().map(key).zip(fetched.into_iter().map(|f| VerifiedBytes { bytes: Arc::new(f.bytes), origin: f.origin })).collect()
     };
     let git_opts = GitOptions { cache_dir: fetcher.cache_dir().map(Path::to_path_buf), offline: config.fetch.offline };
     let mut git = BTreeMap::new();
@@ -547,10 +554,12 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     // Unpack, diff and flag, in parallel over changes; trees are dropped as soon as a diff is
     // done, and the verified sources go to the store the engine runs share.
     let store = SourceStore::with_fetcher(fetcher.clone());
+    // The engine runs on workspaces, or on a probe when capabilities are asked for.
+    let engine_runs = config.capabilities || matches!(sides, Sides::Git { .. });
     let work: Vec<(Change, Vec<String>)> = changes.into_values().collect();
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let results = parallel_map(&work, cpus, |(change, labels)| {
-        diff_one(change, labels, &fetched, &config.diff, &added_names, &store)
+        diff_one(change, labels, &fetched, &config.diff, &added_names, engine_runs.then_some(&store))
     });
     let mut packages = Vec::with_capacity(results.len());
     for r in results {
@@ -695,7 +704,7 @@ fn analyse_pair(
     Ok((b, h, note, None))
 }
 
-fn unpack(p: &LockedPackage, f: &Fetched) -> Result<FileTree, DepsDiffError> {
+fn unpack(p: &LockedPackage, f: &VerifiedBytes) -> Result<FileTree, DepsDiffError> {
     let limits = Limits::for_compressed(f.bytes.len() as u64);
     package::unpack_crate(&f.bytes, &p.name, &p.version.to_string(), &limits)
         .map(|u| u.files)
@@ -714,14 +723,14 @@ fn diff_one(
     fetched: &Fetchedset,
     opts: &DiffOptions,
     added_names: &BTreeSet<String>,
-    store: &SourceStore,
+    store: Option<&SourceStore>,
 ) -> Result<PackageReport, DepsDiffError> {
     let old = change.old.as_ref().map(|p| fetched.side(p));
     let new = change.new.as_ref().map(|p| fetched.side(p));
     let old_tree = change.old.as_ref().map(|p| fetched.tree(p)).transpose()?.flatten();
     let new_tree = change.new.as_ref().map(|p| fetched.tree(p)).transpose()?.flatten();
     for (p, t) in [(&change.old, &old_tree), (&change.new, &new_tree)] {
-        if let (Some(p), Some((tree, manifest))) = (p, t) {
+        if let (Some(store), Some(p), Some((tree, manifest))) = (store, p, t) {
             let id = package_id(p);
             if let Some(f) = package_ref(p).and_then(|r| fetched.registry.get(&key(&r))) {
                 if !store.has(&id) {

@@ -115,9 +115,9 @@ impl SourceStore {
 
     /// Add a registry package: `bytes` whose sha256 is `checksum` and that unpacked to `tree`
     /// under every rule. Only the caller can vouch for that; it is not checked again here.
-    pub fn insert_verified(&self, checksum: &str, bytes: Vec<u8>, tree: &FileTree) {
+    pub fn insert_verified(&self, checksum: &str, bytes: Arc<Vec<u8>>, tree: &FileTree) {
         let crated = Crated {
-            bytes: Arc::new(bytes),
+            bytes,
             manifest: tree.get("Cargo.toml").and_then(|b| String::from_utf8(b.clone()).ok()),
             files: tree.keys().cloned().collect(),
         };
