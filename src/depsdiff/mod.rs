@@ -640,13 +640,16 @@ fn analyse_pair(
     match sides {
         Sides::Files => note = Some("two lockfiles without manifests: the graph is unknown, every package counts".into()),
         Sides::Git { repo, base, head } => {
-            let base_dir = workspaces::materialize(repo, base, dir).map_err(DepsDiffError::Usage)?;
+            let base_dir = workspaces::materialize(repo, base, dir);
             let head_dir = match head {
-                Some(h) => workspaces::materialize(repo, h, dir).map_err(DepsDiffError::Usage)?,
-                None => workspaces::has_manifest(repo.root(), dir).then(|| WorkspaceDir::on_disk(repo.root().join(dir))),
+                Some(h) => workspaces::materialize(repo, h, dir),
+                None => Ok(workspaces::has_manifest(repo.root(), dir).then(|| WorkspaceDir::on_disk(repo.root().join(dir)))),
             };
             match (base_dir, head_dir) {
-                (Some(b), Some(h)) => dirs = Some((b, h)),
+                (Ok(Some(b)), Ok(Some(h))) => dirs = Some((b, h)),
+                (Err(e), _) | (_, Err(e)) => {
+                    note = Some(format!("the workspace could not be read from git ({e}): the graph is unknown, every package counts"));
+                }
                 _ => {
                     let where_ = if dir.is_empty() { "the repository root".to_string() } else { dir.to_string() };
                     note = Some(format!("no Cargo.toml beside {} in {where_} on both sides: the graph is unknown, every package counts", pair.label));

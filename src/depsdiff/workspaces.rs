@@ -28,6 +28,9 @@ impl WorkspaceDir {
     }
 }
 
+/// The most a revision's workspace may take on disk when written out.
+const MAX_WORKSPACE_BYTES: u64 = 1 << 30;
+
 /// The package name of the probe.
 pub const PROBE: &str = "velaris-deps-diff-probe";
 
@@ -54,6 +57,15 @@ pub fn materialize(repo: &Repo, commit: &str, dir: &str) -> Result<Option<Worksp
         .filter(|e| !e.path.split('/').any(|c| c == "target" || c == ".git"))
         .filter(|e| roots.iter().any(|r| under(&e.path, r)))
         .collect();
+    let total: u64 = wanted.iter().filter_map(|e| e.size).sum();
+    if total > MAX_WORKSPACE_BYTES {
+        return Err(format!(
+            "its packages hold {} MiB at {}, more than the {} MiB velaris writes out",
+            total >> 20,
+            &commit[..commit.len().min(12)],
+            MAX_WORKSPACE_BYTES >> 20
+        ));
+    }
     let tmp = tempfile::Builder::new().prefix("velaris-ws-").tempdir().map_err(|e| format!("temporary directory: {e}"))?;
     let oids: Vec<String> = wanted.iter().map(|e| e.oid.clone()).collect();
     let blobs = repo.read_blobs(&oids, FILE_CAP).map_err(|e| e.to_string())?;
