@@ -850,3 +850,39 @@ fn a_revision_against_the_work_tree() {
     assert_eq!(wincon["change"], "removed");
     assert_eq!(wincon["built"], false, "not built at base either");
 }
+
+/// Offline with a package of the graph in no cache: the review still comes, with the change's
+/// capabilities unknown (never "no change") and the reason on one line.
+#[test]
+fn offline_without_the_graph_capabilities_are_unknown() {
+    let w = World::new();
+    let steady = krate("steady", "1.0.0", "", &[("src/lib.rs", "pub fn s() {}\n")], &[]);
+    let old = krate("alpha", "1.0.0", "\n[dependencies]\nsteady = \"1\"\n", &[("src/lib.rs", "pub fn a() {}\n")], &["steady"]);
+    let new = krate("alpha", "1.1.0", "\n[dependencies]\nsteady = \"1\"\n", &[("src/lib.rs", "pub fn a() {\n    let _ = std::net::TcpStream::connect(\"example.com:80\");\n}\n")], &["steady"]);
+    w.serve(&[steady.clone(), old.clone(), new.clone()]);
+    w.write("Cargo.toml", "[workspace]\nmembers = [\"app\"]\n");
+    w.write("app/Cargo.toml", &manifest("app", "0.1.0", "[dependencies]\nalpha = \"1\"\n"));
+    w.write("app/src/main.rs", "fn main() {}\n");
+    w.write("Cargo.lock", &lockfile(&["alpha"], &[old.clone(), steady.clone()], ""));
+    w.commit("base");
+    w.write("Cargo.lock", &lockfile(&["alpha"], &[new.clone(), steady.clone()], ""));
+    w.commit("head");
+    // Two lockfiles without capabilities: only the changed packages reach the cache.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("old.lock"), w.git(&["show", "HEAD~1:Cargo.lock"])).unwrap();
+    std::fs::write(dir.path().join("new.lock"), w.git(&["show", "HEAD:Cargo.lock"])).unwrap();
+    Run(w.cmd().current_dir(dir.path()).args(["deps-diff", "--old", "old.lock", "--new", "new.lock", "--no-capabilities"]).output().unwrap()).expect(0);
+    let doc = w.review(&["--offline", "--format", "json"]).json();
+    let alpha = pkg(&doc, "alpha");
+    assert_eq!(alpha["capabilities"]["status"], "unknown", "{alpha:#}");
+    assert!(alpha["capabilities"]["reason"].as_str().unwrap().contains("offline"), "{alpha:#}");
+    assert_eq!(doc["coverage"]["analysed"], 0);
+    assert_eq!(doc["graph"]["known"], false);
+    let human = w.review(&["--offline"]).expect(0);
+    assert!(human.contains("capabilities: 0 of 1 changed package analysed"), "{human}");
+    assert!(human.lines().all(|l| l.len() < 400), "reasons stay on one short line: {human}");
+    w.review(&["--offline", "--fail-on", "unknown"]).expect(1);
+    // Online, the rest of the graph is fetched and the gain is seen.
+    let doc = w.review(&["--format", "json"]).json();
+    assert_eq!(added(pkg(&doc, "alpha")), ["net.connect"]);
+}

@@ -680,7 +680,7 @@ fn analyse_pair(
             }
             (Err(e), _) | (_, Err(e)) if e.is_integrity() => return Err(e.into()),
             (Err(e), _) | (_, Err(e)) => {
-                note = Some(format!("the workspace could not be resolved ({e:#}): the graph is unknown, every package counts"));
+                note = Some(format!("the workspace could not be resolved ({}): the graph is unknown, every package counts", one_line(&e)));
             }
         }
     }
@@ -699,12 +699,20 @@ fn analyse_pair(
         match capabilities::run_side(&dir, &config.targets, &config.fetch, store, true) {
             Ok(runs) => Ok(RunSide { mode: GraphMode::Probe, runs, error: None }),
             Err(e) if e.is_integrity() => Err(e.into()),
-            Err(e) => Ok(RunSide::empty(GraphMode::Probe, Some(format!("{e:#}")))),
+            Err(e) => Ok(RunSide::empty(GraphMode::Probe, Some(one_line(&e)))),
         }
     };
     let b = probe_side(pair.old_text.as_deref(), |p| p.old.as_ref())?;
     let h = probe_side(pair.new_text.as_deref(), |p| p.new.as_ref())?;
     Ok((b, h, note, None))
+}
+
+/// An error on one line: a batch of fetch failures lists every package under a first line that
+/// counts them; the report needs that gist.
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+    first.trim_end_matches(':').to_string()
 }
 
 fn unpack(p: &LockedPackage, f: &VerifiedBytes) -> Result<FileTree, DepsDiffError> {
