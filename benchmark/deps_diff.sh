@@ -176,9 +176,11 @@ velaris_run() { # LABEL CACHE_DIR [ARGS...]; sets WALL (s) and RSS (KiB)
     local label=$1 cache=$2 t0 t1
     shift 2
     t0=$EPOCHREALTIME
+    # Two lockfiles and --no-capabilities: fetch, verify, unpack and diff only, as before the
+    # capability analysis existed (measured on its own below).
     if ! (cd "$RUN_DIR" && CARGO_HOME=$EMPTY_CARGO_HOME /usr/bin/time -v -o "$WORK/time/$label.txt" \
         "$VELARIS" --color never deps-diff --old "$WORK/old.Cargo.lock" --new "$WORK/new.Cargo.lock" \
-        --cache-dir "$cache" "$@" >"$WORK/out/$label.out" 2>"$WORK/out/$label.err"); then
+        --no-capabilities --cache-dir "$cache" "$@" >"$WORK/out/$label.out" 2>"$WORK/out/$label.err"); then
         cat "$WORK/out/$label.err" >&2
         die "velaris failed ($label)"
     fi
@@ -270,6 +272,73 @@ shell_batch_s=$(elapsed "$t0" "$t1")
 log "shell: ${shell_perfile_s}s per file, ${shell_batch_s}s batched"
 
 # ---------------------------------------------------------------------------------------------
+# Capability deltas. A scratch repository holds the two published versions of $CRATE (manifest,
+# Cargo.lock, sources) as two commits, so `deps-diff HEAD~1..HEAD` has a workspace on each side:
+# it resolves what is built for the target, fetches the graph's other packages, and runs the
+# surface engine at base and at head. Its own cache dir starts as a copy of the warm cache (the
+# changed packages are there), so the floor above keeps measuring the same files.
+REPO=$WORK/repo
+CAPS_CACHE=$WORK/caps-cache
+TARGET=x86_64-unknown-linux-gnu
+rm -rf "$REPO" "$CAPS_CACHE"
+mkdir -p "$REPO"
+cp -r "$CACHE" "$CAPS_CACHE"
+rm -rf "$CAPS_CACHE/surface"
+git_q() { git -C "$REPO" -c user.name=bench -c user.email=bench@example.com -c commit.gpgsign=false "$@"; }
+git_q init -q -b main
+for v in "$OLD_VERSION" "$NEW_VERSION"; do
+    find "$REPO" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
+    tar -xzf "$WORK/src/$CRATE-$v.crate" -C "$REPO" --strip-components=1
+    git_q add -A
+    git_q commit -q -m "$CRATE $v"
+done
+caps_run() { # LABEL CACHE_DIR [ARGS...]; sets WALL (s) and RSS (KiB)
+    local label=$1 cache=$2 t0 t1
+    shift 2
+    t0=$EPOCHREALTIME
+    if ! (cd "$REPO" && CARGO_HOME=$EMPTY_CARGO_HOME /usr/bin/time -v -o "$WORK/time/$label.txt" \
+        "$VELARIS" --color never deps-diff HEAD~1..HEAD --target "$TARGET" \
+        --cache-dir "$cache" "$@" >"$WORK/out/$label.out" 2>"$WORK/out/$label.err"); then
+        cat "$WORK/out/$label.err" >&2
+        die "velaris failed ($label)"
+    fi
+    t1=$EPOCHREALTIME
+    WALL=$(elapsed "$t0" "$t1")
+    RSS=$(rss_kb "$WORK/time/$label.txt")
+}
+# First run: the graph's unchanged packages are downloaded, everything analysed.
+caps_run caps-first "$CAPS_CACHE" --format json
+caps_first_s=$WALL caps_first_rss=$RSS
+log "capabilities, first run (downloads the rest of the graph): ${WALL}s, ${RSS} KiB"
+caps_cold_walls=() caps_cold_rss=()
+for i in $(seq 1 "$COLD_RUNS"); do
+    rm -rf "$CAPS_CACHE/surface"
+    caps_run "caps-cold-$i" "$CAPS_CACHE" --format json
+    caps_cold_walls+=("$WALL") caps_cold_rss+=("$RSS")
+    log "capabilities, cold analysis $i: ${WALL}s, ${RSS} KiB"
+done
+caps_warm_walls=() caps_warm_rss=()
+for i in $(seq 1 "$WARM_RUNS"); do
+    caps_run "caps-warm-$i" "$CAPS_CACHE" --format json
+    caps_warm_walls+=("$WALL") caps_warm_rss+=("$RSS")
+    log "capabilities, warm $i: ${WALL}s, ${RSS} KiB"
+done
+cmp -s "$WORK/out/caps-cold-1.out" "$WORK/out/caps-warm-1.out" || die "cold-analysis and warm capability reports differ"
+graph_walls=() graph_rss=()
+for i in 1 2 3; do
+    caps_run "graph-warm-$i" "$CAPS_CACHE" --format json --no-capabilities
+    graph_walls+=("$WALL") graph_rss+=("$RSS")
+done
+caps_human_lines=$( (cd "$REPO" && CARGO_HOME=$EMPTY_CARGO_HOME "$VELARIS" --color never deps-diff HEAD~1..HEAD --target "$TARGET" --cache-dir "$CAPS_CACHE") | wc -l)
+caps_files_lines=$( (cd "$REPO" && CARGO_HOME=$EMPTY_CARGO_HOME "$VELARIS" --color never deps-diff HEAD~1..HEAD --target "$TARGET" --cache-dir "$CAPS_CACHE" --files) | wc -l)
+CAPS_JSON=$WORK/out/caps-warm-1.out
+read -r caps_built caps_not_built caps_in_scope caps_analysed caps_gain caps_flagged caps_audit caps_audit_nb < <(
+    jq -r '"\([.packages[] | select(.built == true)] | length) \(.totals.not_built) \(.coverage.in_scope) \(.coverage.analysed) \(.totals.gain_capabilities) \(.totals.flagged) \(.totals.audit_lines) \(.totals.audit_lines_not_built)"' "$CAPS_JSON")
+caps_graph_crates=$(find "$CAPS_CACHE/crates/sha256" -name '*.crate' | wc -l)
+caps_results=$(find "$CAPS_CACHE/surface" -name '*.json' | wc -l)
+log "capabilities: $caps_built built, $caps_not_built not built, $caps_analysed of $caps_in_scope analysed, $caps_gain gain, $caps_flagged flagged; warm $(median "${caps_warm_walls[@]}")s"
+
+# ---------------------------------------------------------------------------------------------
 # cargo vet diff --mode=local over every upgraded pair.
 busy_vet="" vet_version="" vet_cold_s="" vet_warm_s="" vet_rss="" vet_pairs=0 vet_bytes="" vet_note=""
 VET_CACHE=$WORK/vet-cache
@@ -355,12 +424,22 @@ diff_med=$(median "${diff_walls[@]}")
 cold_rss_max=$(printf '%s\n' "${cold_rss[@]}" | sort -g | tail -1)
 warm_rss_max=$(printf '%s\n' "${warm_rss[@]}" | sort -g | tail -1)
 diff_rss_max=$(printf '%s\n' "${diff_rss[@]}" | sort -g | tail -1)
+caps_cold_med=$(median "${caps_cold_walls[@]}")
+caps_warm_med=$(median "${caps_warm_walls[@]}")
+graph_med=$(median "${graph_walls[@]}")
+caps_cold_rss_max=$(printf '%s\n' "${caps_cold_rss[@]}" | sort -g | tail -1)
+caps_warm_rss_max=$(printf '%s\n' "${caps_warm_rss[@]}" | sort -g | tail -1)
+graph_rss_max=$(printf '%s\n' "${graph_rss[@]}" | sort -g | tail -1)
+r_caps_warm=$(ratio "$caps_warm_med" "$warm_med")
+r_graph_warm=$(ratio "$graph_med" "$warm_med")
 r_warm_floorN=$(ratio "$warm_med" "$floorN_s")
 r_warm_floor1=$(ratio "$warm_med" "$floor1_s")
 r_vet=""; r_vet_diff=""
+r_vet_caps=""
 if $have_vet; then
     r_vet=$(ratio "$vet_warm_s" "$warm_med")
     r_vet_diff=$(ratio "$vet_warm_s" "$diff_med")
+    r_vet_caps=$(ratio "$vet_warm_s" "$caps_warm_med")
 fi
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 mem=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
@@ -384,6 +463,16 @@ jq -n \
     --argjson shell_perfile "$shell_perfile_s" --argjson shell_batch "$shell_batch_s" \
     --arg vet_version "$vet_version" --arg vet_first "$vet_cold_s" --arg vet_second "$vet_warm_s" \
     --arg vet_rss "$vet_rss" --argjson vet_pairs "$vet_pairs" --arg vet_bytes "$vet_bytes" --arg vet_note "$vet_note" \
+    --arg caps_first "$caps_first_s" --arg caps_first_rss "$caps_first_rss" \
+    --arg caps_cold "${caps_cold_walls[*]}" --arg caps_cold_rss "${caps_cold_rss[*]}" \
+    --arg caps_warm "${caps_warm_walls[*]}" --arg caps_warm_rss "${caps_warm_rss[*]}" \
+    --arg graph "${graph_walls[*]}" --arg graph_rss "${graph_rss[*]}" \
+    --argjson caps_built "$caps_built" --argjson caps_not_built "$caps_not_built" \
+    --argjson caps_in_scope "$caps_in_scope" --argjson caps_analysed "$caps_analysed" \
+    --argjson caps_gain "$caps_gain" --argjson caps_flagged "$caps_flagged" \
+    --argjson caps_audit "$caps_audit" --argjson caps_audit_nb "$caps_audit_nb" \
+    --argjson caps_graph_crates "$caps_graph_crates" --argjson caps_results "$caps_results" \
+    --argjson caps_human_lines "$caps_human_lines" --argjson caps_files_lines "$caps_files_lines" \
     'def nums: split(" ") | map(select(. != "") | tonumber);
      def num: if . == "" then null else tonumber end;
      { date: $date,
@@ -401,6 +490,16 @@ jq -n \
        velaris_warm_diff: { wall_s: ($wdiff | nums), peak_rss_kib: ($wdiff_rss | nums), output_bytes: $diff_bytes },
        floor: { one_thread: $floor1, all_threads: $floorN,
                 shell_per_file_s: $shell_perfile, shell_batched_s: $shell_batch },
+       capabilities: { range: "HEAD~1..HEAD in a repository of the two published versions",
+                       first_run: { wall_s: ($caps_first | num), peak_rss_kib: ($caps_first_rss | num) },
+                       cold_analysis: { wall_s: ($caps_cold | nums), peak_rss_kib: ($caps_cold_rss | nums) },
+                       warm: { wall_s: ($caps_warm | nums), peak_rss_kib: ($caps_warm_rss | nums) },
+                       graph_only_warm: { wall_s: ($graph | nums), peak_rss_kib: ($graph_rss | nums) },
+                       report: { built: $caps_built, not_built: $caps_not_built, in_scope: $caps_in_scope,
+                                 analysed: $caps_analysed, gain_capabilities: $caps_gain, flagged: $caps_flagged,
+                                 audit_lines: $caps_audit, audit_lines_not_built: $caps_audit_nb,
+                                 human_lines: $caps_human_lines, human_files_lines: $caps_files_lines },
+                       crate_files_in_cache: $caps_graph_crates, analysis_results_cached: $caps_results },
        cargo_vet: { version: $vet_version, pairs: $vet_pairs, first_pass_s: ($vet_first | num),
                     second_pass_s: ($vet_second | num), max_peak_rss_kib: ($vet_rss | num),
                     output_bytes: ($vet_bytes | num), note: $vet_note } }' >"$base.json"
@@ -423,7 +522,15 @@ jq -n \
     printf 'shell_batched\t%s\ts\n' "$shell_batch_s"
     printf 'ratio_warm_over_floor_%s_threads\t%s\tx\n' "$NPROC" "$r_warm_floorN"
     printf 'ratio_warm_over_floor_1_thread\t%s\tx\n' "$r_warm_floor1"
+    printf 'caps_first_run\t%s\ts\n' "$caps_first_s"
+    printf 'caps_cold_analysis_median\t%s\ts\n' "$caps_cold_med"
+    printf 'caps_cold_analysis_peak_rss\t%s\tKiB\n' "$caps_cold_rss_max"
+    printf 'caps_warm_median\t%s\ts\n' "$caps_warm_med"
+    printf 'caps_warm_peak_rss\t%s\tKiB\n' "$caps_warm_rss_max"
+    printf 'graph_only_warm_median\t%s\ts\n' "$graph_med"
+    printf 'ratio_caps_warm_over_warm\t%s\tx\n' "$r_caps_warm"
     if $have_vet; then
+        printf 'ratio_cargo_vet_over_caps_warm\t%s\tx\n' "$r_vet_caps"
         printf 'cargo_vet_first_pass\t%s\ts\n' "$vet_cold_s"
         printf 'cargo_vet_second_pass\t%s\ts\n' "$vet_warm_s"
         printf 'ratio_cargo_vet_over_velaris_warm\t%s\tx\n' "$r_vet"
@@ -460,7 +567,7 @@ awk -v r="$r_warm_floorN" 'BEGIN { exit !(r <= 3) }' || verdict_floor="MISSED"
     echo "| packages changed | $n_packages |"
     echo "| upgraded | $n_upgraded |"
     echo "| added / removed / downgraded / source-changed | $n_added / $n_removed / $n_downgraded / $n_source |"
-    echo "| unverifiable sides (no checksum: workspace members) | $n_unverifiable |"
+    echo "| unverifiable sides (workspace members, read from the repository, are not counted) | $n_unverifiable |"
     echo "| \`.crate\` files fetched and verified | $n_crates |"
     echo "| compressed bytes | $compressed ($(mib "$compressed") MiB) |"
     echo "| unpacked bytes (gunzipped tar) | $uncompressed ($(mib "$uncompressed") MiB) |"
@@ -482,6 +589,10 @@ awk -v r="$r_warm_floorN" 'BEGIN { exit !(r <= 3) }' || verdict_floor="MISSED"
     echo "| floor, $NPROC threads | 5 | **${floorN_s} s** | |"
     echo "| \`sha256sum\` + \`zcat\`, two processes per file | 1 | ${shell_perfile_s} s | |"
     echo "| \`sha256sum\` + \`zcat\`, batched | 1 | ${shell_batch_s} s | |"
+    echo "| capability deltas: \`deps-diff HEAD~1..HEAD\`, first run (downloads the rest of the graph) | 1 | ${caps_first_s} s | $((caps_first_rss / 1024)) MiB |"
+    echo "| capability deltas, cold analysis (crates cached, no analysis results) | $COLD_RUNS | ${caps_cold_med} s | $((caps_cold_rss_max / 1024)) MiB |"
+    echo "| capability deltas, warm | $WARM_RUNS | **${caps_warm_med} s** | $((caps_warm_rss_max / 1024)) MiB |"
+    echo "| the same range, \`--no-capabilities\` (what is built only), warm | 3 | ${graph_med} s | $((graph_rss_max / 1024)) MiB |"
     if $have_vet; then
         echo "| \`cargo vet diff --mode=local\`, $vet_pairs upgraded pairs, first pass (unpacks) | 1 | ${vet_cold_s} s | $((vet_rss / 1024)) MiB (largest call) |"
         echo "| \`cargo vet diff --mode=local\`, second pass | 1 | **${vet_warm_s} s** | |"
@@ -493,10 +604,34 @@ awk -v r="$r_warm_floorN" 'BEGIN { exit !(r <= 3) }' || verdict_floor="MISSED"
     echo "| --- | --- | --- |"
     echo "| velaris warm / floor ($NPROC threads, as velaris uses) | **${r_warm_floorN}x** | at most 3x: $verdict_floor |"
     echo "| velaris warm / floor (1 thread) | ${r_warm_floor1}x | |"
+    verdict_caps="met"
+    awk -v r="$r_caps_warm" 'BEGIN { exit !(r <= 2) }' || verdict_caps="MISSED"
+    echo "| capability deltas warm / velaris warm | **${r_caps_warm}x** | at most 2x: $verdict_caps |"
+    echo "| the range with \`--no-capabilities\` warm / velaris warm | ${r_graph_warm}x | |"
     if $have_vet; then
+        echo "| cargo vet second pass / capability deltas warm | **${r_vet_caps}x** | well above 1 |"
         echo "| cargo vet second pass / velaris warm | **${r_vet}x** | well above 1 |"
         echo "| cargo vet second pass / velaris warm \`--diff\` | ${r_vet_diff}x | |"
     fi
+    echo
+    echo "## Capability deltas"
+    echo
+    echo "The same two versions as two commits of a scratch repository (each version's published"
+    echo "\`Cargo.toml\`, \`Cargo.lock\` and sources), reviewed with \`velaris deps-diff HEAD~1..HEAD"
+    echo "--target $TARGET --format json\`: the workspace is read at both revisions, the graph resolved"
+    echo "for the target (fetching only what it compiles), and the surface engine run at base and at head."
+    echo "Its cache dir starts as a copy of the warm one; the first run downloads the graph's other"
+    echo "packages ($caps_graph_crates \`.crate\` files in that cache afterwards, $caps_results analysis results)."
+    echo "\"Cold analysis\" deletes the analysis results first; \"warm\" keeps them. \"velaris warm\" above"
+    echo "(two lockfiles, \`--no-capabilities\`) is deps-diff without capability deltas."
+    echo
+    echo "| what the review says | |"
+    echo "| --- | --- |"
+    echo "| packages built for $TARGET / not built | $caps_built / $caps_not_built |"
+    echo "| capabilities analysed | $caps_analysed of $caps_in_scope changed packages |"
+    echo "| packages that gain capabilities / flagged | $caps_gain / $caps_flagged |"
+    echo "| audit cost (built) / not built | $caps_audit / $caps_audit_nb lines |"
+    echo "| default human output / with \`--files\` | $caps_human_lines / $caps_files_lines lines |"
     echo
     echo "## cargo-vet"
     echo

@@ -1,15 +1,18 @@
 //! Reading files at git revisions, with the `git` the runner already has.
 //!
 //! This module owns every call to `git`: finding the repository, checking that a revision
-//! exists, reading a blob at a revision and listing the lockfiles a range changes. Each call reads
-//! objects only (`cat-file`, `diff --name-only`, `ls-tree`, `merge-base`), with external diff
-//! drivers, text conversion, hooks and fsmonitor switched off, so a checked-out repository cannot
-//! make git run its code. The one call that writes is [`Repo::fetch_commit`], which the GitHub
-//! Action uses to bring a missing base commit into a shallow checkout; it fetches one commit by
-//! its id and updates no ref. `GITHUB_TOKEN` is removed from every git process's environment.
+//! exists, reading a blob at a revision, listing a revision's files and the lockfiles a range
+//! changes. Each call reads objects only (`cat-file`, `ls-tree`, `diff --name-only`,
+//! `merge-base`), with external diff drivers, text conversion, hooks and fsmonitor switched off,
+//! so a checked-out repository cannot make git run its code. The one call here that writes is
+//! [`Repo::fetch_commit`], which the GitHub Action uses to bring a missing base commit into a
+//! shallow checkout; it fetches one commit by its id and updates no ref. Fetching git
+//! dependencies into velaris' cache is [`crate::gitdeps`]; it runs git through [`command`] with
+//! the same settings. `GITHUB_TOKEN` is removed from every git process's environment.
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -23,6 +26,26 @@ pub enum GitError {
     Failed { args: String, detail: String },
     #[error("{path} at {rev} is not valid UTF-8")]
     NotUtf8 { rev: String, path: String },
+    #[error("git cat-file: {0}")]
+    Batch(String),
+}
+
+/// One file of a tree, as `git ls-tree -r -l` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// `100644`, `100755` (regular files), `120000` (symlink), `160000` (submodule).
+    pub mode: String,
+    pub oid: String,
+    /// Blob size; `None` for submodules.
+    pub size: Option<u64>,
+    /// Relative to the tree's root, `/`-separated as git stores it.
+    pub path: String,
+}
+
+impl TreeEntry {
+    pub fn is_file(&self) -> bool {
+        self.mode == "100644" || self.mode == "100755"
+    }
 }
 
 /// A repository's work tree.
@@ -41,17 +64,110 @@ const SAFE: &[&str] = &[
     "core.hooksPath=/dev/null",
 ];
 
-fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
-    Command::new("git")
-        .args(SAFE)
-        .args(args)
+/// `git` with the settings that keep it from running anything a repository configures, in
+/// `dir`. Callers add their arguments.
+pub(crate) fn command(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.args(SAFE)
         .current_dir(dir)
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env_remove("GIT_EXTERNAL_DIFF")
         .env_remove("GITHUB_TOKEN")
-        .output()
-        .map_err(GitError::Spawn)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE");
+    c
+}
+
+fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
+    command(dir).args(args).output().map_err(GitError::Spawn)
+}
+
+/// Every file of the tree of `commit` (recursively), in the repository git finds from `dir`
+/// (`git_dir` names a bare repository instead).
+pub(crate) fn ls_tree(dir: &Path, git_dir: Option<&Path>, commit: &str) -> Result<Vec<TreeEntry>, GitError> {
+    let mut c = command(dir);
+    if let Some(g) = git_dir {
+        c.arg("--git-dir").arg(g);
+    }
+    let spec = format!("{commit}^{{tree}}");
+    let o = c.args(["ls-tree", "-r", "-l", "-z", "--full-tree", &spec]).output().map_err(GitError::Spawn)?;
+    if !o.status.success() {
+        return Err(GitError::Failed { args: format!("ls-tree -r {spec}"), detail: stderr(&o) });
+    }
+    let mut out = Vec::new();
+    for rec in o.stdout.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let rec = String::from_utf8_lossy(rec);
+        // `<mode> SP <type> SP <oid> SP+ <size> TAB <path>`
+        let Some((meta, path)) = rec.split_once('\t') else { continue };
+        let mut parts = meta.split_whitespace();
+        let (Some(mode), Some(_kind), Some(oid), Some(size)) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        out.push(TreeEntry {
+            mode: mode.to_string(),
+            oid: oid.to_string(),
+            size: size.parse().ok(),
+            path: path.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The contents of the blobs `oids`, in order, through one `git cat-file --batch`. A blob
+/// larger than `cap` is not read: its slot is `None`.
+pub(crate) fn read_blobs(
+    dir: &Path,
+    git_dir: Option<&Path>,
+    oids: &[String],
+    cap: u64,
+) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+    if oids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut c = command(dir);
+    if let Some(g) = git_dir {
+        c.arg("--git-dir").arg(g);
+    }
+    let mut child = c
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(GitError::Spawn)?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let list: String = oids.iter().map(|o| format!("{o}\n")).collect();
+    // Feed the list from another thread so a full stdout pipe cannot deadlock us.
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(list.as_bytes());
+    });
+    let mut reader = BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut out = Vec::with_capacity(oids.len());
+    let bad = |m: String| GitError::Batch(m);
+    for oid in oids {
+        let mut header = String::new();
+        if reader.read_line(&mut header).map_err(|e| bad(e.to_string()))? == 0 {
+            return Err(bad(format!("no answer for {oid}")));
+        }
+        let mut parts = header.split_whitespace();
+        let (Some(_), Some(kind)) = (parts.next(), parts.next()) else {
+            return Err(bad(format!("unexpected answer {header:?}")));
+        };
+        if kind == "missing" {
+            return Err(bad(format!("object {oid} is missing")));
+        }
+        let size: u64 = parts.next().and_then(|s| s.parse().ok()).ok_or_else(|| bad(format!("unexpected answer {header:?}")))?;
+        let mut body = Vec::with_capacity(size.min(cap) as usize);
+        (&mut reader).take(size).read_to_end(&mut body).map_err(|e| bad(e.to_string()))?;
+        let mut nl = [0u8; 1];
+        reader.read_exact(&mut nl).map_err(|e| bad(e.to_string()))?;
+        out.push((size <= cap).then_some(body));
+    }
+    let _ = feeder.join();
+    let _ = child.wait();
+    Ok(out)
 }
 
 fn stderr(o: &Output) -> String {
@@ -105,6 +221,16 @@ impl Repo {
         String::from_utf8(o.stdout)
             .map(Some)
             .map_err(|_| GitError::NotUtf8 { rev: commit.into(), path: path.into() })
+    }
+
+    /// Every file of the tree at `commit`.
+    pub fn ls_tree(&self, commit: &str) -> Result<Vec<TreeEntry>, GitError> {
+        ls_tree(&self.root, None, commit)
+    }
+
+    /// The contents of blobs by object id (see [`TreeEntry::oid`]); `None` past `cap` bytes.
+    pub fn read_blobs(&self, oids: &[String], cap: u64) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+        read_blobs(&self.root, None, oids, cap)
     }
 
     /// Tracked `Cargo.lock` files (paths relative to the root) that differ between `base` and

@@ -9,6 +9,7 @@ pub mod diff;
 pub mod exit_codes;
 pub mod gate;
 pub mod git;
+pub mod gitdeps;
 pub mod github;
 pub mod lockfile;
 pub mod package;

@@ -5,6 +5,8 @@
 mod archives;
 #[path = "support/registry_double.rs"]
 mod registry_double;
+#[path = "support/schema.rs"]
+mod schema;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -133,9 +135,12 @@ impl Run {
     fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.0.stderr).into_owned()
     }
+    /// The JSON document, checked against docs/deps-diff-v2.schema.json.
     fn json(&self) -> Value {
         assert_eq!(self.code(), 0, "stderr: {}", self.stderr());
-        serde_json::from_str(&self.stdout()).unwrap_or_else(|e| panic!("{e}: {}", self.stdout()))
+        let doc: Value = serde_json::from_str(&self.stdout()).unwrap_or_else(|e| panic!("{e}: {}", self.stdout()));
+        schema::assert_valid_v2(&doc);
+        doc
     }
     fn expect(&self, code: i32) -> &Self {
         assert_eq!(self.code(), code, "stdout: {}\nstderr: {}", self.stdout(), self.stderr());
@@ -199,18 +204,22 @@ fn every_change_kind_is_classified_and_counted() {
     let w = World::new();
     let (old, new) = fixture_set();
     w.serve(&old.iter().chain(&new).collect::<Vec<_>>());
-    let git_moves = "[[package]]\nname = \"moves\"\nversion = \"1.0.0\"\nsource = \"git+https://example.com/moves?branch=main#0123456789abcdef0123456789abcdef01234567\"\n";
+    let git_moves = "[[package]]\nname = \"moves\"\nversion = \"1.0.0\"\nsource = \"git+file:///nonexistent/velaris-test/moves?branch=main#0123456789abcdef0123456789abcdef01234567\"\n";
     let old_lock = lockfile(3, &old.iter().collect::<Vec<_>>(), "");
     let new_lock = lockfile(3, &new.iter().collect::<Vec<_>>(), git_moves);
     let doc = w.files_diff(&old_lock, &new_lock, &["--format", "json"]).json();
 
-    assert_eq!(doc["schema"], "velaris/deps-diff/v1");
+    assert_eq!(doc["schema"], "velaris/deps-diff/v2");
     let changes: Vec<(String, String)> = doc["packages"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| (p["name"].as_str().unwrap().to_string(), p["change"].as_str().unwrap().to_string()))
         .collect();
+    // v2 lists packages in review order; the source change (an integrity matter) comes first.
+    assert_eq!(changes[0].0, "moves");
+    let mut changes = changes;
+    changes.sort();
     let expect = [
         ("down", "downgraded"),
         ("fresh", "added"),
@@ -263,7 +272,7 @@ fn human_and_markdown_renderings() {
     w.serve(&old.iter().chain(&new).collect::<Vec<_>>());
     let old_lock = lockfile(3, &old.iter().collect::<Vec<_>>(), "");
     let new_lock = lockfile(3, &new.iter().collect::<Vec<_>>(), "");
-    let human = w.files_diff(&old_lock, &new_lock, &[]);
+    let human = w.files_diff(&old_lock, &new_lock, &["--files"]);
     human.expect(0);
     insta::assert_snapshot!("human_files", human.stdout());
     let stat = w.files_diff(&old_lock, &new_lock, &["--stat"]);

@@ -349,3 +349,34 @@ fn the_workspace_is_found_from_any_directory_inside_it() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("--workspace names the directory"), "{err}");
 }
+
+/// Only what the target graph compiles is downloaded: a dependency behind `cfg(windows)` is
+/// fetched when analysing for Windows and never for Linux.
+#[test]
+fn packages_the_target_never_compiles_are_not_downloaded() {
+    let w = World::new();
+    let root = w.ws.path();
+    let win = archives::crate_bytes(
+        "winlib",
+        "0.3.0",
+        &[("Cargo.toml", "[package]\nname = \"winlib\"\nversion = \"0.3.0\"\n"), ("src/lib.rs", "pub fn w() {}\n")],
+    );
+    w.reg.add_crate("winlib", "0.3.0", &win);
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap().replace(
+        "dependencies = [\"fslib\", \"netlib\"]",
+        "dependencies = [\"fslib\", \"netlib\", \"winlib\"]",
+    );
+    let lock = format!(
+        "{lock}\n[[package]]\nname = \"winlib\"\nversion = \"0.3.0\"\nsource = \"{CRATES_IO}\"\nchecksum = \"{}\"\n",
+        sha256_hex(&win)
+    );
+    write(root, "Cargo.lock", &lock);
+    let app = std::fs::read_to_string(root.join("app/Cargo.toml")).unwrap();
+    write(root, "app/Cargo.toml", &format!("{app}\n[target.'cfg(windows)'.dependencies]\nwinlib = \"0.3\"\n"));
+    let dl = RegistryDouble::default_dl_path("winlib", "0.3.0");
+    ok(&w.run(&["surface", "--format", "json"]));
+    assert_eq!(w.reg.count(&dl), 0, "{:?}", w.reg.requests());
+    assert!(w.reg.count(&RegistryDouble::default_dl_path("netlib", "1.0.0")) == 1);
+    ok(&w.run(&["surface", "--format", "json", "--target", "x86_64-pc-windows-msvc"]));
+    assert_eq!(w.reg.count(&dl), 1);
+}

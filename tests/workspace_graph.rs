@@ -221,6 +221,49 @@ fn target_specific_dependency_follows_the_target() {
     assert!(reachable_names(&g, "app").contains("winonly"));
 }
 
+/// Every locked package without a unit says why, naming the declaration not taken.
+#[test]
+fn packages_not_built_carry_the_reason() {
+    let why = |g: &Graph, name: &str| {
+        g.not_built
+            .iter()
+            .find(|n| n.package.name == name)
+            .map(|n| (n.reason.to_string(), n.from.as_ref().map(|f| f.name.clone()).unwrap_or_default()))
+    };
+    let (_, g) = multi(&linux);
+    assert_eq!(why(&g, "winonly"), Some(("cfg(windows)".to_string(), "app".to_string())));
+    assert_eq!(why(&g, "opt"), Some(("optional, feature off".to_string(), "app".to_string())));
+    assert_eq!(why(&g, "devonly").map(|w| w.0), Some("dev-dependency only".to_string()));
+    assert!(why(&g, "common").is_none(), "built packages are not listed");
+    for n in &g.not_built {
+        assert!(units_of(&g, &n.package.name).is_empty(), "{} is listed but built", n.package.name);
+    }
+    let (_, g) = multi(&windows);
+    assert_eq!(why(&g, "winonly"), None);
+}
+
+/// A pending package is a leaf: what only it needs is not reached until its manifest is known.
+#[test]
+fn pending_packages_are_leaves() {
+    let ws = Workspace::load(&fixture("multi")).unwrap();
+    let pending = |id: &PackageId| id.name == "deep";
+    let opts = ResolveOptions {
+        target_matches: &linux,
+        host_matches: None,
+        manifest_of: &|id: &PackageId| if id.name == "deep" { Err("not yet".into()) } else { registry_manifest(id) },
+        has_file: None,
+        pending: Some(&pending),
+    };
+    let g = ws.resolve_with(&opts).unwrap();
+    assert_eq!(g.pending.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["deep"]);
+    let deep = units_of(&g, "deep");
+    assert!(!deep.is_empty() && deep.iter().all(|u| u.deps.is_empty()), "{deep:?}");
+    assert!(units_of(&g, "deeper").is_empty(), "only deep needs deeper");
+    assert!(!units_of(&multi(&linux).1, "deeper").is_empty());
+    let full = multi(&linux).1;
+    assert!(full.pending.is_empty());
+}
+
 #[test]
 fn optional_dependencies_and_weak_features() {
     let (_, g) = multi(&linux);
@@ -402,6 +445,7 @@ fn has_file_finds_implicit_build_scripts() {
         host_matches: Some(&windows),
         manifest_of: &registry_manifest,
         has_file: Some(&has_file),
+        pending: None,
     };
     let g = ws.resolve_with(&opts).unwrap();
     assert_eq!(

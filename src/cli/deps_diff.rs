@@ -4,11 +4,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use velaris::depsdiff::{self, Input};
+use velaris::depsdiff::{self, Gate, Input, review};
 use velaris::diff::DiffOptions;
 use velaris::report::{self, Detail, HumanOptions, MarkdownOptions};
 
 use super::Format;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Schema {
+    V1,
+    V2,
+}
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -28,15 +34,35 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
-    /// Human format: one line per package, no file list.
-    #[arg(long, conflicts_with = "diff")]
+    /// JSON document version: v2 (the review) or v1 (the previous release's document).
+    #[arg(long, value_enum, default_value_t = Schema::V2)]
+    schema: Schema,
+    /// Human format: the headline, the table and one line per package.
+    #[arg(long, conflicts_with_all = ["diff", "files"])]
     stat: bool,
+    /// Human format: add each package's changed files.
+    #[arg(long)]
+    files: bool,
     /// Show unified diffs (human and markdown; JSON gains a `patch` per file).
     #[arg(long)]
     diff: bool,
     /// Lines of context around each change in diffs.
     #[arg(long, default_value_t = 3, value_name = "N")]
     context: usize,
+    /// Target whose graph decides what is built (and whose cfg the analysis uses); repeatable.
+    /// [default: the host]
+    #[arg(long, value_name = "TRIPLE")]
+    target: Vec<String>,
+    /// Count packages built for none of the targets in the audit cost.
+    #[arg(long)]
+    all_targets: bool,
+    /// Do not analyse capabilities (what is built is still resolved).
+    #[arg(long)]
+    no_capabilities: bool,
+    /// Exit 1 when any of these holds (comma-separated or repeated): widened, new-capability,
+    /// build-script, proc-macro, native, yanked, unverifiable, unknown.
+    #[arg(long, value_name = "CONDITIONS", value_delimiter = ',')]
+    fail_on: Vec<String>,
     #[command(flatten)]
     fetch: super::fetch::FetchArgs,
     /// Markdown format: size budget in characters.
@@ -59,8 +85,41 @@ fn input(args: &Args) -> anyhow::Result<Input> {
     Ok(Input::Git { base, head, lockfiles: args.lockfile.clone() })
 }
 
+fn gates(args: &Args) -> anyhow::Result<Vec<Gate>> {
+    let mut out = Vec::new();
+    for g in args.fail_on.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        match Gate::parse(g) {
+            Some(g) if !out.contains(&g) => out.push(g),
+            Some(_) => {}
+            None => {
+                let known: Vec<&str> = Gate::ALL.iter().map(|g| g.code()).collect();
+                bail!("--fail-on: unknown condition {g:?}; conditions are: {}", known.join(", "))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn targets(args: &Args) -> anyhow::Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for t in &args.target {
+        velaris::surface::cfg::CfgEnv::for_target(t, &Default::default()).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
+        if !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
+    if out.is_empty() {
+        out.push(depsdiff::host_target());
+    }
+    Ok(out)
+}
+
 pub fn run(args: Args) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir().context("failed to read the current directory")?;
+    let gates = gates(&args)?;
+    if args.schema == Schema::V1 && args.format != Format::Json {
+        bail!("--schema applies to --format json only");
+    }
     let config = depsdiff::Config {
         input: input(&args)?,
         cwd,
@@ -70,25 +129,43 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
             timeout: Duration::from_secs(2),
             want_patch: args.diff,
         },
+        targets: targets(&args)?,
+        all_targets: args.all_targets,
+        capabilities: !args.no_capabilities,
     };
     let report = depsdiff::run(&config)?;
-    let text = match args.format {
-        Format::Json => report::render_json(&report),
-        Format::Markdown => report::render_markdown(
+    let text = match (args.format, args.schema) {
+        (Format::Json, Schema::V1) => report::render_json_v1(&report),
+        (Format::Json, Schema::V2) => report::render_json(&report),
+        (Format::Markdown, _) => report::render_markdown(
             &report,
             &MarkdownOptions { diffs: args.diff, budget: args.markdown_budget },
         ),
-        Format::Human => {
+        (Format::Human, _) => {
             let detail = if args.stat {
                 Detail::Stat
             } else if args.diff {
                 Detail::Diff
-            } else {
+            } else if args.files {
                 Detail::Files
+            } else {
+                Detail::Review
             };
             report::render_human(&report, &HumanOptions { detail })
         }
     };
     super::emit(&text)?;
-    Ok(velaris::exit_codes::OK)
+    let failed = review::failures(&report, &gates);
+    if failed.is_empty() {
+        return Ok(velaris::exit_codes::OK);
+    }
+    let mut err = anstream::stderr();
+    for (gate, what) in &failed {
+        use std::io::Write;
+        let _ = writeln!(err, "deps-diff: --fail-on {}:", gate.code());
+        for w in what {
+            let _ = writeln!(err, "  {}", velaris::report::escape::line(w));
+        }
+    }
+    Ok(velaris::exit_codes::WIDENED)
 }

@@ -401,3 +401,81 @@ fn push_line(s: &mut String, tag: char, line: &str) {
         s.push_str("\n\\ No newline at end of file\n");
     }
 }
+
+/// The hunk of a file's diff that holds line `line` (1-based) of the new text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    /// A unified hunk (`@@ .. @@` header, then ` `, `-`, `+` lines) with `context` lines around
+    /// the change; when the line itself did not change, the lines around it, each with ` `.
+    pub text: String,
+    /// The line was added or changed by this diff (not merely present in both texts).
+    pub changed: bool,
+    /// The new text's lines the hunk shows, 1-based, inclusive.
+    pub lines: (usize, usize),
+}
+
+/// The hunk holding line `line` of `new` against `old` (`None`: the file is new). `None` when
+/// the line does not exist.
+pub fn hunk_around(old: Option<&str>, new: &str, line: usize, context: usize, timeout: Duration) -> Option<Hunk> {
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let idx = line.checked_sub(1)?;
+    if idx >= new_lines.len() {
+        return None;
+    }
+    let old_lines: Vec<&str> = old.map(|o| o.split_inclusive('\n').collect()).unwrap_or_default();
+    let diff = TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .newline_terminated(true)
+        .timeout(timeout)
+        .diff_slices(&old_lines, &new_lines);
+    let context = context.min(old_lines.len().max(new_lines.len()));
+    for group in diff.grouped_ops(context) {
+        let Some(first) = group.first() else { continue };
+        let last = group.last().expect("non-empty");
+        if !(first.new_range().start <= idx && idx < last.new_range().end) {
+            continue;
+        }
+        let changed = group
+            .iter()
+            .any(|op| matches!(op, DiffOp::Insert { .. } | DiffOp::Replace { .. }) && op.new_range().contains(&idx));
+        if !changed {
+            break;
+        }
+        // The group's lines, each with its place, clipped to `context` lines around `idx`:
+        // a long insertion shows the finding's neighbourhood, not the whole file.
+        let (lo, hi) = (idx.saturating_sub(context), idx + context);
+        let mut items: Vec<(char, &str, usize, usize)> = Vec::new(); // tag, text, old, new
+        for op in &group {
+            let (or, nr) = (op.old_range(), op.new_range());
+            match op {
+                DiffOp::Equal { .. } => {
+                    items.extend(or.clone().zip(nr.clone()).map(|(o, n)| (' ', old_lines[o], o, n)));
+                }
+                DiffOp::Delete { .. } => items.extend(or.clone().map(|o| ('-', old_lines[o], o, nr.start))),
+                DiffOp::Insert { .. } => items.extend(nr.clone().map(|n| ('+', new_lines[n], or.start, n))),
+                DiffOp::Replace { .. } => {
+                    items.extend(or.clone().map(|o| ('-', old_lines[o], o, nr.start)));
+                    items.extend(nr.clone().map(|n| ('+', new_lines[n], or.end, n)));
+                }
+            }
+        }
+        items.retain(|&(_, _, _, n)| n >= lo && n <= hi);
+        let olds = items.iter().filter(|i| i.0 != '+').count();
+        let news = items.iter().filter(|i| i.0 != '-').count();
+        let old_start = items.iter().find(|i| i.0 != '+').map_or(items.first().map_or(0, |i| i.2), |i| i.2);
+        let new_start = items.iter().find(|i| i.0 != '-').map_or(0, |i| i.3);
+        let at = |start: usize, n: usize| if n == 0 { format!("{start},0") } else { format!("{},{n}", start + 1) };
+        let mut s = format!("@@ -{} +{} @@\n", at(old_start, olds), at(new_start, news));
+        for &(tag, text, _, _) in &items {
+            push_line(&mut s, tag, text);
+        }
+        let first = items.iter().find(|i| i.0 != '-').map_or(idx, |i| i.3) + 1;
+        let last = items.iter().rev().find(|i| i.0 != '-').map_or(idx, |i| i.3) + 1;
+        return Some(Hunk { text: s, changed: true, lines: (first, last) });
+    }
+    // Unchanged line: the lines around it.
+    let (lo, hi) = (idx.saturating_sub(context), (idx + context + 1).min(new_lines.len()));
+    let mut s = format!("@@ +{},{} @@ (unchanged)\n", lo + 1, hi - lo);
+    push_lines(&mut s, ' ', &new_lines[lo..hi]);
+    Some(Hunk { text: s, changed: false, lines: (lo + 1, hi) })
+}

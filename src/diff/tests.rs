@@ -476,3 +476,20 @@ fn serializes_kebab_case_without_patch() {
     assert!(v["files"][0].get("patch").is_none());
     assert_eq!(v["audit_lines"], 1);
 }
+
+#[test]
+fn hunk_around_a_line() {
+    use super::hunk_around;
+    let t = Duration::from_secs(2);
+    let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
+    let new = "a\nb\nc\nd\nNET\ne\nf\ng\nh\n";
+    let h = hunk_around(Some(old), new, 5, 1, t).unwrap();
+    assert!(h.changed);
+    assert_eq!(h.text, "@@ -4,2 +4,3 @@\n d\n+NET\n e\n");
+    let h = hunk_around(Some(old), new, 2, 1, t).unwrap();
+    assert!(!h.changed);
+    assert_eq!(h.text, "@@ +1,3 @@ (unchanged)\n a\n b\n c\n");
+    let h = hunk_around(None, "x\ny\n", 2, 3, t).unwrap();
+    assert!(h.changed && h.text.contains("+y\n"), "{}", h.text);
+    assert!(hunk_around(Some(old), new, 99, 1, t).is_none());
+}

@@ -367,7 +367,7 @@ fn annotate(ws: &WorkspaceReport, ann: &mut Annotations) {
         for p in &r.packages {
             let mut flags = Vec::new();
             for s in [&p.old, &p.new].into_iter().flatten() {
-                if let Some(why) = s.unverifiable {
+                if let Some(why) = s.unverifiable() {
                     flags.push(format!("{} {} cannot be verified: {why}", p.name, s.package.version));
                 }
             }

@@ -99,7 +99,7 @@ impl WorkspaceReport {
     /// Package sides of the dependency review that could not be verified.
     pub fn unverifiable(&self) -> usize {
         self.deps.as_ref().map_or(0, |r| {
-            r.packages.iter().flat_map(|p| [&p.old, &p.new]).flatten().filter(|s| s.unverifiable.is_some()).count()
+            r.packages.iter().flat_map(|p| [&p.old, &p.new]).flatten().filter(|s| s.unverifiable().is_some()).count()
         })
     }
 }
@@ -172,6 +172,9 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request) -> Wor
             cwd: dir.clone(),
             fetch: req.fetch.clone(),
             diff: DiffOptions { context: 3, timeout: Duration::from_secs(2), want_patch: true },
+            targets: vec![crate::surface::engine::DEFAULT_TARGET.to_string()],
+            all_targets: false,
+            capabilities: true,
         };
         match depsdiff::run(&config) {
             Ok(r) => report.deps = Some(r),

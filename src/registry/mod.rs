@@ -23,6 +23,7 @@ mod batch;
 mod cache;
 mod dl;
 mod error;
+mod index;
 mod net;
 mod source;
 
@@ -36,6 +37,7 @@ use std::time::Duration;
 
 pub use batch::BatchError;
 pub use error::{FetchError, Origin};
+pub use index::IndexStatus;
 
 use source::{CargoSources, Resolved, SparseIndex};
 

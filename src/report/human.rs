@@ -1,6 +1,11 @@
-//! The terminal rendering. Colour is written as ANSI styles; whether they reach the terminal is
-//! decided by the caller's stream (anstream strips them for `--color never`, `NO_COLOR` or a
-//! pipe).
+//! The terminal rendering: the review. A headline (what changed, what was verified, the audit
+//! cost), the packages in risk order as a table, then what a reviewer must read: the
+//! capability changes with their evidence and hunks, the flags, the programs and the baseline,
+//! the packages not built for the target, a one-line stat per package, and what was verified.
+//! `--files` adds each package's changed files, `--diff` the diffs.
+//!
+//! Colour is written as ANSI styles; whether they reach the terminal is decided by the caller's
+//! stream (anstream strips them for `--color never`, `NO_COLOR` or a pipe).
 
 use std::fmt::Write;
 
@@ -8,16 +13,19 @@ use anstyle::{AnsiColor, Style};
 
 use super::escape;
 use super::{plural, thousands};
-use crate::depsdiff::{PackageReport, Report, Side};
+use crate::depsdiff::{BaselineState, CapStatus, PackageReport, Report, Side, Tier, Verification, review};
 use crate::diff::FileStatus;
 use crate::lockfile::ChangeKind;
+use crate::surface::Scope;
 
 /// How much to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detail {
-    /// One line per package.
+    /// Headline, table and one line per package.
     Stat,
-    /// Packages and their changed files with line counts.
+    /// The review: headline, table, capability changes, flags, programs, stats.
+    Review,
+    /// The review and each package's changed files.
     Files,
     /// Everything, with unified diffs.
     Diff,
@@ -35,6 +43,13 @@ const YELLOW: Style = AnsiColor::Yellow.on_default();
 const CYAN: Style = AnsiColor::Cyan.on_default();
 const DIM: Style = Style::new().dimmed();
 
+/// Findings shown per gained capability (the JSON has them all).
+const FINDINGS_SHOWN: usize = 3;
+/// Hunks shown per package.
+const HUNKS_SHOWN: usize = 3;
+/// Evidence lines shown per flag.
+const FLAG_EVIDENCE_SHOWN: usize = 3;
+
 fn paint(style: Style, text: &str) -> String {
     format!("{style}{text}{style:#}")
 }
@@ -49,53 +64,76 @@ fn kind_style(k: ChangeKind) -> Style {
     }
 }
 
+fn tier_style(t: Tier) -> Style {
+    match t {
+        Tier::Integrity | Tier::Capabilities => RED,
+        Tier::Flags => YELLOW,
+        Tier::Direct => CYAN,
+        Tier::Routine | Tier::NotBuilt => DIM,
+    }
+}
+
+/// "name old -> new", escaped.
+fn title(p: &PackageReport) -> String {
+    escape::line(&p.title())
+}
+
+fn change_cell(p: &PackageReport) -> String {
+    let mut s = p.change.as_str().to_string();
+    if let Some(b) = p.semver.filter(|b| *b != crate::lockfile::SemverBump::None) {
+        s.push_str(&format!(" ({})", b.as_str()));
+    }
+    s
+}
+
+fn where_cell(p: &PackageReport) -> String {
+    let pl = &p.placement;
+    match pl.built {
+        None => "graph unknown".to_string(),
+        Some(false) => "not built".to_string(),
+        Some(true) if !pl.direct.is_empty() => format!("direct ({})", pl.direct.join(", ")),
+        Some(true) if pl.via.len() >= 2 => format!("via {}", pl.via[pl.via.len() - 2]),
+        Some(true) => "built".to_string(),
+    }
+}
+
+fn what_cell(p: &PackageReport) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut caps: Vec<String> = Vec::new();
+    for d in &p.capabilities.added {
+        let c = if d.scope == Scope::Build && !d.capability.as_str().starts_with("build.") {
+            format!("+{} (build)", d.capability)
+        } else {
+            format!("+{}", d.capability)
+        };
+        if !caps.contains(&c) {
+            caps.push(c);
+        }
+    }
+    parts.extend(caps);
+    for f in &p.flags {
+        if !parts.iter().any(|x| x == f.kind.code()) {
+            parts.push(f.kind.code().to_string());
+        }
+    }
+    match &p.capabilities.status {
+        CapStatus::Unknown(_) => parts.push("capabilities unknown".into()),
+        _ if !p.capabilities.removed.is_empty() && parts.is_empty() => parts.push("loses capabilities".into()),
+        _ => {}
+    }
+    if parts.is_empty() { "-".into() } else { parts.join(" ") }
+}
+
 fn verification(s: &Side) -> String {
-    match (&s.origin, s.unverifiable) {
-        (Some(o), _) => paint(DIM, &format!("sha256 ok ({})", o.kind())),
-        (None, Some(why)) => paint(YELLOW, &format!("unverifiable: {why}")),
-        (None, None) => paint(YELLOW, "not fetched"),
+    match &s.verification {
+        Verification::Sha256 { origin } => paint(DIM, &format!("sha256 ok ({})", origin.kind())),
+        Verification::Commit { commit, .. } => paint(DIM, &format!("verified by commit id {}", escape::line(&short(commit)))),
+        Verification::Unverifiable(why) => paint(YELLOW, &format!("unverifiable: {}", escape::line(why))),
     }
 }
 
-fn headline(p: &PackageReport) -> String {
-    let name = escape::line(&p.name);
-    let v = |s: &Side| s.package.version.to_string();
-    let mut line = format!("{} ", paint(kind_style(p.change), &format!("{:<14}", p.change.as_str())));
-    match (&p.old, &p.new) {
-        (Some(o), Some(n)) => {
-            let _ = write!(line, "{} {} -> {}", paint(BOLD, &name), v(o), v(n));
-            if let Some(b) = p.semver {
-                let tag = if b.is_breaking() { paint(RED, b.as_str()) } else { b.as_str().to_string() };
-                let _ = write!(line, " ({tag})");
-            }
-            if o.package.source_identity() != n.package.source_identity() || p.change == ChangeKind::SourceChanged {
-                let _ = write!(
-                    line,
-                    "  {} -> {}",
-                    escape::line(&o.package.source_label()),
-                    escape::line(&n.package.source_label())
-                );
-            } else {
-                let _ = write!(line, "  {}", escape::line(&n.package.source_label()));
-            }
-        }
-        (Some(s), None) | (None, Some(s)) => {
-            let _ = write!(line, "{} {}  {}", paint(BOLD, &name), v(s), escape::line(&s.package.source_label()));
-        }
-        (None, None) => {}
-    }
-    line
-}
-
-/// "name old -> new" without colour, for diff separators.
-fn headline_plain(p: &PackageReport) -> String {
-    let v = |s: &Option<Side>| s.as_ref().map(|s| s.package.version.to_string());
-    let name = escape::line(&p.name);
-    match (v(&p.old), v(&p.new)) {
-        (Some(o), Some(n)) => format!("{name} {o} -> {n}"),
-        (Some(x), None) | (None, Some(x)) => format!("{name} {x}"),
-        (None, None) => name,
-    }
+fn short(s: &str) -> String {
+    s.chars().take(12).collect()
 }
 
 fn counts(p: &PackageReport) -> String {
@@ -127,71 +165,361 @@ fn counts(p: &PackageReport) -> String {
 }
 
 fn vcs_line(p: &PackageReport) -> Option<String> {
+    p.new.as_ref()?;
     let d = p.diff.as_ref()?;
-    let short = |v: &Option<crate::diff::VcsInfo>| match v {
+    let sha = |v: &Option<crate::diff::VcsInfo>| match v {
         Some(v) => {
-            let sha = v.sha1.as_deref().map_or("unknown commit".to_string(), |s| escape::line(&s.chars().take(12).collect::<String>()));
+            let sha = v.sha1.as_deref().map_or("unknown commit".to_string(), |s| escape::line(&short(s)));
             if v.dirty { format!("{sha} (dirty)") } else { sha }
         }
         None => "no VCS info".to_string(),
     };
     let dirty = d.new_vcs.as_ref().is_some_and(|v| v.dirty);
-    if d.vcs_changed || dirty {
+    if d.vcs_changed || dirty || (d.old_vcs.is_some() && d.new_vcs.is_none()) {
         let style = if dirty { RED } else { DIM };
-        return Some(paint(style, &format!("published from {} -> {}", short(&d.old_vcs), short(&d.new_vcs))));
+        let what = if d.old_vcs.is_some() || p.old.is_some() {
+            format!("published from {} -> {}", sha(&d.old_vcs), sha(&d.new_vcs))
+        } else {
+            format!("published from {}", sha(&d.new_vcs))
+        };
+        return Some(paint(style, &format!("{what} (the commit .cargo_vcs_info.json says it was packaged from)")));
     }
     None
+}
+
+/// The headline: what changed, what was verified, the audit cost.
+pub fn headline(report: &Report) -> String {
+    let built: Vec<&PackageReport> = report.packages.iter().filter(|p| p.built()).collect();
+    let not_built = report.packages.len() - built.len();
+    let mut s = format!("{} changed", plural(report.packages.len() as u64, "package", "packages"));
+    let cats = review::categories(report);
+    if !cats.is_empty() {
+        let list: Vec<String> = cats.iter().map(|(n, c)| format!("{n} {}", review::category_phrase(c, *n))).collect();
+        let _ = write!(s, ": {}", list.join(", "));
+    }
+    if not_built > 0 {
+        let _ = write!(s, " ({not_built} not built)");
+    }
+    let v = &report.verified;
+    let mut ver = Vec::new();
+    if v.sha256_total > 0 {
+        ver.push(format!("sha256 verified {} of {}", v.sha256, v.sha256_total));
+    }
+    if v.commits_total > 0 {
+        ver.push(format!("{} of {} git {} verified by commit id", v.commits, v.commits_total, if v.commits_total == 1 { "package" } else { "packages" }));
+    }
+    if !ver.is_empty() {
+        let _ = write!(s, "; {}", ver.join(", "));
+    }
+    let _ = write!(s, "; audit cost {}", plural(report.audit_lines(), "line", "lines"));
+    let nb = report.audit_lines_not_built();
+    if not_built > 0 {
+        let target = if report.targets.len() == 1 { "this target".to_string() } else { "these targets".to_string() };
+        if report.all_targets {
+            let _ = write!(s, " (of which {} not built for {target})", thousands(nb));
+        } else {
+            let _ = write!(s, " (+{} not built for {target})", thousands(nb));
+        }
+    }
+    s
+}
+
+/// "capabilities: N of M changed packages analysed ..."
+fn coverage_line(report: &Report) -> Option<String> {
+    let c = &report.coverage;
+    if !c.enabled {
+        return Some("capabilities: not analysed (--no-capabilities)".into());
+    }
+    let mut s = format!(
+        "capabilities: {} of {} analysed for {}",
+        c.analysed,
+        plural(c.in_scope as u64, "changed package", "changed packages"),
+        escape::line(&report.targets.join(", "))
+    );
+    if !c.unknown.is_empty() {
+        let _ = write!(s, "; {} unknown", c.unknown.len());
+    }
+    Some(s)
 }
 
 /// Render the report for a terminal.
 pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
     let mut out = String::new();
-    let total = report.packages.len() as u64;
     let what = if report.from_files {
         format!("{} -> {}", escape::line(&report.base), escape::line(&report.head))
     } else if report.lockfiles.is_empty() {
         format!("{}..{} (no lockfile changed)", escape::line(&report.base), escape::line(&report.head))
     } else {
-        format!(
-            "{}..{} ({})",
-            escape::line(&report.base),
-            escape::line(&report.head),
-            escape::line(&report.lockfiles.join(", "))
-        )
+        format!("{}..{} ({})", escape::line(&report.base), escape::line(&report.head), escape::line(&report.lockfiles.join(", ")))
     };
-    let mut kinds: Vec<String> = Vec::new();
-    for k in [
-        ChangeKind::Added,
-        ChangeKind::Removed,
-        ChangeKind::Upgraded,
-        ChangeKind::Downgraded,
-        ChangeKind::SourceChanged,
-        ChangeKind::ChecksumChanged,
-    ] {
-        let n = report.packages.iter().filter(|p| p.change == k).count();
-        if n > 0 {
-            kinds.push(format!("{n} {}", k.as_str()));
-        }
-    }
-    let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
-    let _ = writeln!(
-        out,
-        "{} {what}: {} changed{kinds}, audit cost {}",
-        paint(BOLD, "deps-diff"),
-        plural(total, "package", "packages"),
-        paint(BOLD, &plural(report.audit_lines(), "line", "lines")),
-    );
+    let _ = writeln!(out, "{} {what}", paint(BOLD, "deps-diff"));
+    let _ = writeln!(out, "{}", paint(BOLD, &headline(report)));
     if report.packages.is_empty() {
         let _ = writeln!(out, "no package changes");
         return out;
     }
-    for p in &report.packages {
+    if let Some(c) = coverage_line(report) {
+        let _ = writeln!(out, "{c}");
+    }
+    for (l, why) in &report.graph_unknown {
+        let _ = writeln!(out, "{}", paint(YELLOW, &format!("graph unknown for {}: {}", escape::line(l), escape::line(why))));
+    }
+
+    // The table, in review order; packages not built come in their own section.
+    let rows: Vec<&PackageReport> = report.packages.iter().filter(|p| report.all_targets || p.built()).collect();
+    if !rows.is_empty() {
         out.push('\n');
-        let _ = writeln!(out, "{}", headline(p));
-        let indent = " ".repeat(15);
-        let _ = writeln!(out, "{indent}{}", counts(p));
+        let cells: Vec<[String; 5]> = rows
+            .iter()
+            .map(|p| [p.tier.code().to_string(), title(p), change_cell(p), escape::line(&where_cell(p)), thousands(p.audit_lines())])
+            .collect();
+        let w = |i: usize| cells.iter().map(|c| c[i].chars().count()).max().unwrap_or(0).max([4, 7, 6, 5, 5][i]);
+        let (w0, w1, w2, w3, w4) = (w(0), w(1), w(2), w(3), w(4));
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(DIM, &format!("{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:>w4$}  {}", "risk", "package", "change", "where", "audit", "what"))
+        );
+        for (p, c) in rows.iter().zip(&cells) {
+            let _ = writeln!(
+                out,
+                "{}  {}  {}  {:<w3$}  {:>w4$}  {}",
+                paint(tier_style(p.tier), &format!("{:<w0$}", c[0])),
+                paint(BOLD, &format!("{:<w1$}", c[1])),
+                paint(kind_style(p.change), &format!("{:<w2$}", c[2])),
+                c[3],
+                c[4],
+                escape::line(&what_cell(p))
+            );
+        }
+    }
+    if opts.detail != Detail::Stat {
+        capability_section(&mut out, report);
+        flag_section(&mut out, report);
+        program_section(&mut out, report);
+    }
+    not_built_section(&mut out, report);
+    package_section(&mut out, report, opts);
+    verified_section(&mut out, report);
+    out
+}
+
+fn capability_section(out: &mut String, report: &Report) {
+    let changed: Vec<&PackageReport> = report
+        .packages
+        .iter()
+        .filter(|p| p.built() && (!p.capabilities.added.is_empty() || !p.capabilities.removed.is_empty() || matches!(p.capabilities.status, CapStatus::Unknown(_))))
+        .collect();
+    if changed.is_empty() {
+        if report.coverage.enabled && report.coverage.in_scope > 0 {
+            let _ = writeln!(out, "\n{}", paint(BOLD, "Capability changes: none in the packages analysed"));
+        }
+        return;
+    }
+    let _ = writeln!(out, "\n{}", paint(BOLD, "Capability changes"));
+    for p in changed {
+        let mut head = format!("  {}", paint(BOLD, &title(p)));
+        let pl = &p.placement;
+        if !pl.direct.is_empty() {
+            let _ = write!(head, " (direct dependency of {})", escape::line(&pl.direct.join(", ")));
+        } else if pl.via.len() >= 2 {
+            let _ = write!(head, " (via {})", escape::line(&pl.via.join(" -> ")));
+        }
+        let _ = writeln!(out, "{head}");
+        if let CapStatus::Unknown(why) = &p.capabilities.status {
+            let _ = writeln!(out, "    {}", paint(YELLOW, &format!("unknown: {}", escape::line(why))));
+            continue;
+        }
+        if let Some(n) = &p.capabilities.note {
+            let _ = writeln!(out, "    {}", paint(DIM, &escape::line(n)));
+        }
+        let mut hunks = 0;
+        // Each part of a file once: a finding inside a hunk already shown shows no other.
+        let mut shown_hunks: Vec<(&str, (usize, usize))> = Vec::new();
+        for d in &p.capabilities.added {
+            let scope = if d.scope == Scope::Build { " at build time" } else { "" };
+            let verb = if p.old.is_some() { "gains" } else { "has" };
+            let _ = writeln!(out, "    {} {}{scope}", paint(RED, &format!("+ {verb} {}", d.capability)), paint(DIM, &format!("({})", plural(d.findings.len() as u64, "finding", "findings"))));
+            for e in d.findings.iter().take(FINDINGS_SHOWN) {
+                let f = &e.finding;
+                let _ = writeln!(
+                    out,
+                    "      {}:{}:{} {}",
+                    escape::line(&f.file),
+                    f.line,
+                    f.column,
+                    escape::line(&f.path)
+                );
+                if let Some(h) = &e.hunk {
+                    let line = f.line as usize;
+                    let seen = shown_hunks.iter().any(|(file, (a, b))| *file == f.file.as_str() && *a <= line && line <= *b);
+                    if hunks < HUNKS_SHOWN && !seen {
+                        hunks += 1;
+                        shown_hunks.push((&f.file, h.lines));
+                        for l in h.text.lines() {
+                            let style = if l.starts_with('+') {
+                                GREEN
+                            } else if l.starts_with('-') {
+                                RED
+                            } else if l.starts_with("@@") {
+                                CYAN
+                            } else {
+                                DIM
+                            };
+                            let _ = writeln!(out, "        {}", paint(style, &escape::source(l)));
+                        }
+                    }
+                }
+            }
+            if d.findings.len() > FINDINGS_SHOWN {
+                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more (--format json lists them all)", d.findings.len() - FINDINGS_SHOWN)));
+            }
+        }
+        for d in &p.capabilities.removed {
+            let scope = if d.scope == Scope::Build { " at build time" } else { "" };
+            let verb = if p.new.is_some() { "loses" } else { "took away" };
+            let _ = writeln!(out, "    {}{scope}", paint(GREEN, &format!("- {verb} {}", d.capability)));
+        }
+    }
+}
+
+fn flag_section(out: &mut String, report: &Report) {
+    let flagged: Vec<&PackageReport> = report.packages.iter().filter(|p| p.built() && !p.flags.is_empty()).collect();
+    if flagged.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", paint(BOLD, "Flags"));
+    for p in flagged {
+        let _ = writeln!(out, "  {}", paint(BOLD, &title(p)));
+        for f in &p.flags {
+            let _ = writeln!(out, "    {} {}", paint(YELLOW, &format!("[{}]", f.kind.code())), escape::line(&f.message));
+            // Evidence the message already spells out is not repeated.
+            let ev: Vec<&String> = f.evidence.iter().filter(|e| !f.message.contains(e.as_str())).collect();
+            for e in ev.iter().take(FLAG_EVIDENCE_SHOWN) {
+                let _ = writeln!(out, "      {}", paint(DIM, &escape::line(e)));
+            }
+            if ev.len() > FLAG_EVIDENCE_SHOWN {
+                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more", ev.len() - FLAG_EVIDENCE_SHOWN)));
+            }
+        }
+    }
+}
+
+fn program_section(out: &mut String, report: &Report) {
+    if report.programs.is_empty() && report.baselines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", paint(BOLD, "Programs"));
+    let multi = report.lockfiles.len() > 1;
+    for p in &report.programs {
+        let name = if multi { format!("{} ({})", p.name, p.lockfile) } else { p.name.clone() };
+        let mut parts = Vec::new();
+        if p.status != "changed" {
+            parts.push(p.status.to_string());
+        }
+        if !p.gained.is_empty() {
+            parts.push(format!("gains {}", p.gained.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")));
+        }
+        if !p.lost.is_empty() {
+            parts.push(format!("loses {}", p.lost.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")));
+        }
+        let _ = writeln!(out, "  {}: {} {}", paint(BOLD, &escape::line(&name)), escape::line(&parts.join("; ")), paint(DIM, &format!("({})", p.target)));
+        let mut shown = std::collections::BTreeSet::new();
+        for (k, v, f, via) in &p.evidence {
+            if shown.insert(f.capability) {
+                let _ = writeln!(
+                    out,
+                    "    {} from {} {} ({}:{} {}) via {}",
+                    f.capability,
+                    escape::line(k),
+                    escape::line(v),
+                    escape::line(&f.file),
+                    f.line,
+                    escape::line(&f.path),
+                    escape::line(&via.join(" -> "))
+                );
+            }
+        }
+    }
+    if report.programs.is_empty() && report.coverage.enabled && report.graph_known() {
+        let _ = writeln!(out, "  no program gains or loses a capability");
+    }
+    for b in &report.baselines {
+        let origin = escape::line(&b.origin);
+        let line = match &b.state {
+            BaselineState::Missing => paint(DIM, &format!("{origin}: none committed; nothing to compare with")),
+            BaselineState::Malformed(e) => paint(YELLOW, &format!("{origin}: malformed, `velaris check` would stop: {}", escape::line(e))),
+            BaselineState::Unknown(e) => paint(YELLOW, &format!("{origin}: not checked: {}", escape::line(e))),
+            BaselineState::Checked { target, head, held_at_base } if head.holds => {
+                paint(GREEN, &format!("{origin}: holds at head ({target}); `velaris check` passes{}", if *held_at_base == Some(false) { " (it failed at base)" } else { "" }))
+            }
+            BaselineState::Checked { target, head, held_at_base } => {
+                let when = match held_at_base {
+                    Some(true) => "this change widens it",
+                    Some(false) => "already widened at base",
+                    None => "widened at head",
+                };
+                let mut s = paint(RED, &format!("{origin}: {when} ({target}); `velaris check` fails:"));
+                for w in &head.widened {
+                    let caps: Vec<&str> = w.capabilities.iter().map(|c| c.as_str()).collect();
+                    let new = if w.new_subject { " (no entry)" } else { "" };
+                    let _ = write!(s, "\n    {} {}{new}: {}", w.subject.kind(), escape::line(w.subject.name()), caps.join(", "));
+                }
+                s
+            }
+        };
+        let _ = writeln!(out, "  {line}");
+    }
+}
+
+fn not_built_section(out: &mut String, report: &Report) {
+    let nb: Vec<&PackageReport> = report.packages.iter().filter(|p| !p.built()).collect();
+    if nb.is_empty() {
+        return;
+    }
+    let counted = if report.all_targets { "counted in the audit cost (--all-targets)" } else { "not in the audit cost; --all-targets counts them" };
+    let _ = writeln!(
+        out,
+        "\n{} {}",
+        paint(BOLD, &format!("Not built for {}", escape::line(&report.targets.join(", ")))),
+        paint(DIM, &format!("({counted})"))
+    );
+    for p in nb {
+        let why = p
+            .placement
+            .not_built
+            .as_ref()
+            .map(|(r, code, from)| super::not_built_text(r, code, from.as_deref()))
+            .unwrap_or_else(|| "not in the graph".into());
+        let flags: Vec<&str> = p.flags.iter().map(|f| f.kind.code()).collect();
+        let _ = writeln!(
+            out,
+            "  {}  {}  {}  {}{}",
+            paint(BOLD, &title(p)),
+            p.change.as_str(),
+            escape::line(&why),
+            plural(p.audit_lines(), "line", "lines"),
+            if flags.is_empty() { String::new() } else { format!("  [{}]", flags.join(", ")) }
+        );
+    }
+}
+
+fn package_section(out: &mut String, report: &Report, opts: &HumanOptions) {
+    let _ = writeln!(out, "\n{}", paint(BOLD, "Packages"));
+    for p in &report.packages {
+        let source = match (&p.old, &p.new) {
+            (Some(o), Some(n)) if o.package.source_identity() != n.package.source_identity() || p.change == ChangeKind::SourceChanged => {
+                format!("{} -> {}", escape::line(&o.package.source_label()), escape::line(&n.package.source_label()))
+            }
+            (_, Some(s)) | (Some(s), None) => escape::line(&s.package.source_label()),
+            (None, None) => String::new(),
+        };
+        let _ = writeln!(out, "  {}  {}  {}", paint(BOLD, &title(p)), paint(DIM, &source), counts(p));
+        let indent = "    ";
         for s in [&p.old, &p.new].into_iter().flatten() {
-            if !s.verified {
+            if s.is_local() {
+                let _ = writeln!(out, "{indent}{} {}: {}", escape::line(&p.name), s.package.version, paint(DIM, "local package (its source is in the repository)"));
+            } else if !s.sha256_verified() {
                 let _ = writeln!(out, "{indent}{} {}: {}", escape::line(&p.name), s.package.version, verification(s));
             }
         }
@@ -201,7 +529,7 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
         if report.lockfiles.len() > 1 {
             let _ = writeln!(out, "{indent}{}", paint(DIM, &format!("in {}", escape::line(&p.lockfiles.join(", ")))));
         }
-        if opts.detail == Detail::Stat {
+        if !matches!(opts.detail, Detail::Files | Detail::Diff) {
             continue;
         }
         let Some(d) = &p.diff else { continue };
@@ -231,7 +559,7 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
             for f in &d.files {
                 if let Some(patch) = &f.patch {
                     out.push('\n');
-                    let _ = writeln!(out, "{}", paint(CYAN, &format!("── {}: {}", headline_plain(p), escape::line(&f.path))));
+                    let _ = writeln!(out, "{}", paint(CYAN, &format!("── {}: {}", title(p), escape::line(&f.path))));
                     for l in patch.lines() {
                         let style = if l.starts_with("+++") || l.starts_with("---") {
                             BOLD
@@ -250,5 +578,28 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
             }
         }
     }
-    out
+}
+
+fn verified_section(out: &mut String, report: &Report) {
+    let v = &report.verified;
+    let mut parts = Vec::new();
+    if v.sha256_total > 0 {
+        parts.push(format!(
+            "sha256 of {} of {} .crate files matched Cargo.lock before they were read",
+            v.sha256, v.sha256_total
+        ));
+    }
+    if v.commits_total > 0 {
+        parts.push(format!(
+            "{} of {} git packages read at the commit Cargo.lock locks (verified by commit id)",
+            v.commits, v.commits_total
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("no package contents to verify".into());
+    }
+    let _ = writeln!(out, "\n{} {}", paint(BOLD, "Verified:"), parts.join("; "));
+    for (pkg, why) in &v.unverifiable {
+        let _ = writeln!(out, "  {} {}: {}", paint(YELLOW, "unverifiable"), escape::line(pkg), escape::line(why));
+    }
 }

@@ -1,12 +1,22 @@
-//! The `velaris/deps-diff/v1` JSON document, described field by field in docs/json.md.
+//! The `velaris/deps-diff/v2` JSON document, described field by field in docs/json.md and by
+//! the JSON Schema in docs/deps-diff-v2.schema.json.
+//!
+//! Findings are serialized as the surface engine made them (with `hunk` beside them for gained
+//! capabilities), so fields the engine adds to findings appear here too.
 
 use serde::Serialize;
 
-use crate::depsdiff::{PackageReport, Report, Side};
+use crate::baseline::Widening;
+use crate::depsdiff::{
+    BaselineEffect, BaselineState, CapDelta, CapStatus, Flag, PackageReport, ProgramEffect, Report, Side, Verification,
+    review,
+};
 use crate::diff::{FileDiff, VcsInfo};
 use crate::lockfile::ChangeKind;
+use crate::registry::IndexStatus;
+use crate::surface::Finding;
 
-pub const SCHEMA: &str = "velaris/deps-diff/v1";
+pub const SCHEMA: &str = "velaris/deps-diff/v2";
 
 #[derive(Serialize)]
 struct Doc<'a> {
@@ -14,18 +24,72 @@ struct Doc<'a> {
     base: &'a str,
     head: &'a str,
     lockfiles: &'a [String],
+    targets: &'a [String],
+    all_targets: bool,
+    graph: Graph<'a>,
+    verified: Verified<'a>,
+    coverage: Coverage<'a>,
+    summary: Vec<Category>,
     packages: Vec<Package<'a>>,
+    programs: Vec<Program<'a>>,
+    baselines: Vec<Baseline<'a>>,
     totals: Totals,
+}
+
+#[derive(Serialize)]
+struct Graph<'a> {
+    known: bool,
+    unknown: Vec<Reasoned<'a>>,
+}
+
+#[derive(Serialize)]
+struct Reasoned<'a> {
+    #[serde(rename = "lockfile", skip_serializing_if = "Option::is_none")]
+    lockfile: Option<&'a str>,
+    #[serde(rename = "package", skip_serializing_if = "Option::is_none")]
+    package: Option<&'a str>,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct Verified<'a> {
+    sha256: usize,
+    sha256_total: usize,
+    commits: usize,
+    commits_total: usize,
+    unverifiable: Vec<Reasoned<'a>>,
+}
+
+#[derive(Serialize)]
+struct Coverage<'a> {
+    enabled: bool,
+    in_scope: usize,
+    analysed: usize,
+    unknown: Vec<Reasoned<'a>>,
+}
+
+#[derive(Serialize)]
+struct Category {
+    category: &'static str,
+    packages: u64,
 }
 
 #[derive(Serialize)]
 struct Package<'a> {
     name: &'a str,
     change: &'static str,
+    tier: &'static str,
     old: Option<Version<'a>>,
     new: Option<Version<'a>>,
     semver: Option<&'static str>,
     breaking: bool,
+    built: Option<bool>,
+    targets: &'a [String],
+    direct: &'a [String],
+    via: Option<&'a [String]>,
+    not_built: Option<NotBuilt<'a>>,
+    flags: Vec<FlagOut<'a>>,
+    capabilities: Caps<'a>,
     files: Option<Files>,
     lines: Option<Lines>,
     audit_lines: Option<u64>,
@@ -40,8 +104,56 @@ struct Version<'a> {
     source: Option<&'a str>,
     checksum: Option<&'a str>,
     verified: bool,
-    origin: Option<String>,
-    unverifiable: Option<&'static str>,
+    verified_by: Option<&'static str>,
+    origin: Option<&'static str>,
+    commit: Option<&'a str>,
+    path_in_repository: Option<&'a str>,
+    unverifiable: Option<&'a str>,
+    yanked: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct NotBuilt<'a> {
+    reason: &'a str,
+    code: &'static str,
+    from: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct FlagOut<'a> {
+    code: &'static str,
+    message: &'a str,
+    evidence: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Caps<'a> {
+    status: &'static str,
+    reason: Option<&'a str>,
+    note: Option<&'a str>,
+    added: Vec<Delta<'a>>,
+    removed: Vec<Delta<'a>>,
+}
+
+#[derive(Serialize)]
+struct Delta<'a> {
+    capability: &'static str,
+    scope: crate::surface::Scope,
+    findings: Vec<FindingOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct FindingOut<'a> {
+    #[serde(flatten)]
+    finding: &'a Finding,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hunk: Option<HunkOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct HunkOut<'a> {
+    text: &'a str,
+    changed: bool,
 }
 
 #[derive(Serialize)]
@@ -76,28 +188,84 @@ struct FileChange<'a> {
     patch: Option<&'a str>,
 }
 
+#[derive(Serialize)]
+struct Program<'a> {
+    lockfile: &'a str,
+    name: &'a str,
+    package: &'a str,
+    status: &'static str,
+    target: &'a str,
+    gained: Vec<&'static str>,
+    lost: Vec<&'static str>,
+    evidence: Vec<ProgramEvidence<'a>>,
+}
+
+#[derive(Serialize)]
+struct ProgramEvidence<'a> {
+    #[serde(rename = "crate")]
+    krate: &'a str,
+    version: &'a str,
+    via: &'a [String],
+    finding: &'a Finding,
+}
+
+#[derive(Serialize)]
+struct Baseline<'a> {
+    lockfile: &'a str,
+    origin: &'a str,
+    state: &'static str,
+    detail: Option<&'a str>,
+    target: Option<&'a str>,
+    held_at_base: Option<bool>,
+    widened: Vec<Widened<'a>>,
+}
+
+#[derive(Serialize)]
+struct Widened<'a> {
+    kind: &'static str,
+    name: &'a str,
+    capabilities: Vec<&'static str>,
+    new_subject: bool,
+}
+
 #[derive(Serialize, Default)]
 struct Totals {
     packages: u64,
     audit_lines: u64,
+    audit_lines_not_built: u64,
     added: u64,
     removed: u64,
     upgraded: u64,
     downgraded: u64,
     source_changed: u64,
     checksum_changed: u64,
-    /// Package sides that could not be verified (no checksum in the lockfile).
+    not_built: u64,
+    gain_capabilities: u64,
+    flagged: u64,
     unverifiable: u64,
 }
 
 fn version(s: &Side) -> Version<'_> {
+    let (verified_by, commit, path) = match &s.verification {
+        Verification::Sha256 { .. } => (Some("sha256"), None, None),
+        Verification::Commit { commit, path } => (Some("commit"), Some(commit.as_str()), Some(path.as_str())),
+        Verification::Unverifiable(_) => (None, None, None),
+    };
     Version {
         version: s.package.version.to_string(),
         source: s.package.source.as_deref(),
         checksum: s.package.checksum.as_deref(),
-        verified: s.verified,
-        origin: s.origin.as_ref().map(|o| o.kind().to_string()),
-        unverifiable: s.unverifiable,
+        verified: s.verified(),
+        verified_by,
+        origin: s.origin().map(|o| o.kind()),
+        commit,
+        path_in_repository: path,
+        unverifiable: s.unverifiable(),
+        yanked: s.index.and_then(|i| match i {
+            IndexStatus::Yanked => Some(true),
+            IndexStatus::Published => Some(false),
+            IndexStatus::NotListed => None,
+        }),
     }
 }
 
@@ -112,15 +280,60 @@ fn file(f: &FileDiff) -> FileChange<'_> {
     }
 }
 
+fn flag(f: &Flag) -> FlagOut<'_> {
+    FlagOut { code: f.kind.code(), message: &f.message, evidence: &f.evidence }
+}
+
+fn delta(d: &CapDelta) -> Delta<'_> {
+    Delta {
+        capability: d.capability.as_str(),
+        scope: d.scope,
+        findings: d
+            .findings
+            .iter()
+            .map(|e| FindingOut {
+                finding: &e.finding,
+                hunk: e.hunk.as_ref().map(|h| HunkOut { text: &h.text, changed: h.changed }),
+            })
+            .collect(),
+    }
+}
+
+fn caps(p: &PackageReport) -> Caps<'_> {
+    let c = &p.capabilities;
+    let (status, reason) = match &c.status {
+        CapStatus::Analysed => ("analysed", None),
+        CapStatus::NotBuilt => ("not-built", None),
+        CapStatus::Unknown(why) => ("unknown", Some(why.as_str())),
+        CapStatus::Off => ("off", None),
+    };
+    Caps {
+        status,
+        reason,
+        note: c.note.as_deref(),
+        added: c.added.iter().map(delta).collect(),
+        removed: c.removed.iter().map(delta).collect(),
+    }
+}
+
 fn package(p: &PackageReport) -> Package<'_> {
     let d = p.diff.as_ref();
+    let pl = &p.placement;
     Package {
         name: &p.name,
         change: p.change.as_str(),
+        tier: p.tier.code(),
         old: p.old.as_ref().map(version),
         new: p.new.as_ref().map(version),
         semver: p.semver.map(|s| s.as_str()),
         breaking: p.semver.is_some_and(|s| s.is_breaking()),
+        built: pl.built,
+        targets: &pl.targets,
+        direct: &pl.direct,
+        via: (!pl.via.is_empty()).then_some(pl.via.as_slice()),
+        not_built: pl.not_built.as_ref().map(|(reason, code, from)| NotBuilt { reason, code, from: from.as_deref() }),
+        flags: p.flags.iter().map(flag).collect(),
+        capabilities: caps(p),
         files: d.map(|d| Files {
             added: d.files_added,
             removed: d.files_removed,
@@ -141,12 +354,74 @@ fn package(p: &PackageReport) -> Package<'_> {
     }
 }
 
+fn program(p: &ProgramEffect) -> Program<'_> {
+    Program {
+        lockfile: &p.lockfile,
+        name: &p.name,
+        package: &p.package,
+        status: p.status,
+        target: &p.target,
+        gained: p.gained.iter().map(|c| c.as_str()).collect(),
+        lost: p.lost.iter().map(|c| c.as_str()).collect(),
+        evidence: p
+            .evidence
+            .iter()
+            .map(|(k, v, f, via)| ProgramEvidence { krate: k, version: v, via, finding: f })
+            .collect(),
+    }
+}
+
+fn widened(w: &Widening) -> Widened<'_> {
+    Widened {
+        kind: w.subject.kind(),
+        name: w.subject.name(),
+        capabilities: w.capabilities.iter().map(|c| c.as_str()).collect(),
+        new_subject: w.new_subject,
+    }
+}
+
+fn baseline(b: &BaselineEffect) -> Baseline<'_> {
+    let mut out = Baseline {
+        lockfile: &b.lockfile,
+        origin: &b.origin,
+        state: "missing",
+        detail: None,
+        target: None,
+        held_at_base: None,
+        widened: Vec::new(),
+    };
+    match &b.state {
+        BaselineState::Missing => {}
+        BaselineState::Malformed(e) => {
+            out.state = "malformed";
+            out.detail = Some(e);
+        }
+        BaselineState::Unknown(e) => {
+            out.state = "unknown";
+            out.detail = Some(e);
+        }
+        BaselineState::Checked { target, head, held_at_base } => {
+            out.state = if head.holds { "holds" } else { "widened" };
+            out.target = Some(target);
+            out.held_at_base = *held_at_base;
+            out.widened = head.widened.iter().map(widened).collect();
+        }
+    }
+    out
+}
+
 /// The report as one JSON document, followed by a newline.
 pub fn render_json(report: &Report) -> String {
     let mut totals = Totals::default();
     for p in &report.packages {
         totals.packages += 1;
-        totals.audit_lines += p.audit_lines();
+        if p.built() || report.all_targets {
+            totals.audit_lines += p.audit_lines();
+        }
+        if !p.built() {
+            totals.audit_lines_not_built += p.audit_lines();
+            totals.not_built += 1;
+        }
         match p.change {
             ChangeKind::Added => totals.added += 1,
             ChangeKind::Removed => totals.removed += 1,
@@ -155,14 +430,52 @@ pub fn render_json(report: &Report) -> String {
             ChangeKind::SourceChanged => totals.source_changed += 1,
             ChangeKind::ChecksumChanged => totals.checksum_changed += 1,
         }
-        totals.unverifiable += [&p.old, &p.new].into_iter().flatten().filter(|s| !s.verified).count() as u64;
+        totals.gain_capabilities += u64::from(!p.capabilities.added.is_empty());
+        totals.flagged += u64::from(!p.flags.is_empty());
+        totals.unverifiable += [&p.old, &p.new].into_iter().flatten().filter(|s| s.unverified()).count() as u64;
     }
     let doc = Doc {
         schema: SCHEMA,
         base: &report.base,
         head: &report.head,
         lockfiles: &report.lockfiles,
+        targets: &report.targets,
+        all_targets: report.all_targets,
+        graph: Graph {
+            known: report.graph_known(),
+            unknown: report
+                .graph_unknown
+                .iter()
+                .map(|(l, r)| Reasoned { lockfile: Some(l), package: None, reason: r })
+                .collect(),
+        },
+        verified: Verified {
+            sha256: report.verified.sha256,
+            sha256_total: report.verified.sha256_total,
+            commits: report.verified.commits,
+            commits_total: report.verified.commits_total,
+            unverifiable: report
+                .verified
+                .unverifiable
+                .iter()
+                .map(|(p, r)| Reasoned { lockfile: None, package: Some(p), reason: r })
+                .collect(),
+        },
+        coverage: Coverage {
+            enabled: report.coverage.enabled,
+            in_scope: report.coverage.in_scope,
+            analysed: report.coverage.analysed,
+            unknown: report
+                .coverage
+                .unknown
+                .iter()
+                .map(|(p, r)| Reasoned { lockfile: None, package: Some(p), reason: r })
+                .collect(),
+        },
+        summary: review::categories(report).into_iter().map(|(n, c)| Category { category: c, packages: n }).collect(),
         packages: report.packages.iter().map(package).collect(),
+        programs: report.programs.iter().map(program).collect(),
+        baselines: report.baselines.iter().map(baseline).collect(),
         totals,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report serializes");

@@ -1,13 +1,19 @@
-//! The markdown rendering: a summary table, then one collapsible section per package with its
-//! changed files and, when asked, its diffs, within a size budget (a GitHub comment holds at
-//! most 65,536 characters).
+//! The markdown rendering (what a pull-request comment shows), within a size budget (a GitHub
+//! comment holds at most 65,536 characters).
+//!
+//! What must be seen comes first and is kept: the headline, the table of packages in risk
+//! order, every flag, every capability change, the programs and the baseline, what was
+//! verified. When that alone is too large, hunks go first, then the table's routine and
+//! unbuilt rows are summarised. File details (and, with `--diff`, diffs) fill what budget is
+//! left, riskiest package first; diffs of licence and packaging files are never shown.
 
 use std::fmt::Write;
 
 use super::escape::{markdown_code_block, markdown_inline as md};
 use super::thousands;
-use crate::depsdiff::{PackageReport, Report, Side};
+use crate::depsdiff::{BaselineState, CapStatus, PackageReport, Report, Side, Tier};
 use crate::diff::FileStatus;
+use crate::surface::Scope;
 
 #[derive(Debug, Clone, Copy)]
 pub struct MarkdownOptions {
@@ -23,122 +29,423 @@ impl Default for MarkdownOptions {
     }
 }
 
+/// Findings listed per gained capability.
+const FINDINGS_SHOWN: usize = 5;
+/// Evidence items listed per flag.
+const FLAG_EVIDENCE_SHOWN: usize = 3;
+
 fn version_cell(p: &PackageReport) -> String {
     let v = |s: &Side| md(&s.package.version.to_string());
     match (&p.old, &p.new) {
-        (Some(o), Some(n)) => format!("{} → {}", v(o), v(n)),
-        (Some(s), None) | (None, Some(s)) => v(s),
+        (Some(o), Some(n)) if o.package.version != n.package.version => format!("{} → {}", v(o), v(n)),
+        (Some(s), _) | (None, Some(s)) => v(s),
         (None, None) => String::new(),
     }
 }
 
 fn verified_cell(p: &PackageReport) -> &'static str {
     let sides: Vec<&Side> = [&p.old, &p.new].into_iter().flatten().collect();
-    if sides.iter().all(|s| s.verified) { "✅ sha256" } else { "⚠️ unverifiable" }
+    if sides.iter().all(|s| s.is_local()) {
+        "local"
+    } else if sides.iter().all(|s| s.sha256_verified()) {
+        "✅ sha256"
+    } else if sides.iter().all(|s| s.verified()) {
+        "✅ commit"
+    } else {
+        "⚠️ unverifiable"
+    }
+}
+
+fn where_cell(p: &PackageReport) -> String {
+    let pl = &p.placement;
+    match pl.built {
+        None => "graph unknown".into(),
+        Some(false) => "not built".into(),
+        Some(true) if !pl.direct.is_empty() => format!("direct ({})", md(&pl.direct.join(", "))),
+        Some(true) if pl.via.len() >= 2 => format!("via {}", md(&pl.via[pl.via.len() - 2])),
+        Some(true) => "built".into(),
+    }
+}
+
+fn what_cell(p: &PackageReport) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for d in &p.capabilities.added {
+        let c = if d.scope == Scope::Build && !d.capability.as_str().starts_with("build.") {
+            format!("**+{}** (build)", d.capability)
+        } else {
+            format!("**+{}**", d.capability)
+        };
+        if !parts.contains(&c) {
+            parts.push(c);
+        }
+    }
+    for f in &p.flags {
+        let c = format!("`{}`", f.kind.code());
+        if !parts.contains(&c) {
+            parts.push(c);
+        }
+    }
+    if let CapStatus::Unknown(_) = p.capabilities.status {
+        parts.push("capabilities unknown".into());
+    }
+    parts.join(" ")
+}
+
+fn row(p: &PackageReport) -> String {
+    let semver = match p.semver {
+        Some(b) if b.is_breaking() => format!(" **{}**", b.as_str()),
+        Some(crate::lockfile::SemverBump::None) | None => String::new(),
+        Some(b) => format!(" {}", b.as_str()),
+    };
+    format!(
+        "| {} | **{}** | {} | {}{} | {} | {} | {} | {} |\n",
+        p.tier.code(),
+        md(&p.name),
+        version_cell(p),
+        p.change.as_str(),
+        semver,
+        where_cell(p),
+        thousands(p.audit_lines()),
+        what_cell(p),
+        verified_cell(p)
+    )
+}
+
+fn table(report: &Report, collapse: bool) -> String {
+    let mut s = String::from("| risk | package | version | change | where | audit | what | checked |\n|---|---|---|---|---|---:|---|---|\n");
+    let mut collapsed: Vec<&PackageReport> = Vec::new();
+    for p in report.packages.iter().filter(|p| p.built() || report.all_targets) {
+        if collapse && matches!(p.tier, Tier::Routine | Tier::Direct | Tier::NotBuilt) {
+            collapsed.push(p);
+        } else {
+            s.push_str(&row(p));
+        }
+    }
+    if !collapsed.is_empty() {
+        let names: Vec<String> = collapsed.iter().map(|p| md(&p.title())).collect();
+        let lines: u64 = collapsed.iter().map(|p| p.audit_lines()).sum();
+        let _ = writeln!(
+            s,
+            "| routine | _{} more: {}_ | | | | {} | | |",
+            collapsed.len(),
+            names.join(", "),
+            thousands(lines)
+        );
+    }
+    s
+}
+
+fn capabilities(report: &Report, hunks: bool) -> String {
+    let changed: Vec<&PackageReport> = report
+        .packages
+        .iter()
+        .filter(|p| p.built() && (!p.capabilities.added.is_empty() || !p.capabilities.removed.is_empty() || matches!(p.capabilities.status, CapStatus::Unknown(_))))
+        .collect();
+    if changed.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("#### Capability changes\n\n");
+    for p in changed {
+        let pl = &p.placement;
+        let place = if !pl.direct.is_empty() {
+            format!(" (direct dependency of {})", md(&pl.direct.join(", ")))
+        } else if pl.via.len() >= 2 {
+            format!(" (via {})", md(&pl.via.join(" → ")))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "**{}** {}{place}\n", md(&p.name), version_cell(p));
+        if let CapStatus::Unknown(why) = &p.capabilities.status {
+            let _ = writeln!(s, "- ⚠️ unknown: {}\n", md(why));
+            continue;
+        }
+        if let Some(n) = &p.capabilities.note {
+            let _ = writeln!(s, "_{}_\n", md(n));
+        }
+        let mut shown: Vec<(&str, (usize, usize))> = Vec::new();
+        for d in &p.capabilities.added {
+            let verb = if p.old.is_some() { "gains" } else { "has" };
+            let scope = if d.scope == Scope::Build { " at build time" } else { "" };
+            let _ = writeln!(s, "- 🔴 {verb} `{}`{scope}", d.capability);
+            for e in d.findings.iter().take(FINDINGS_SHOWN) {
+                let f = &e.finding;
+                let _ = writeln!(s, "  - `{}:{}:{}` {}", md(&f.file).replace('`', "'"), f.line, f.column, md(&f.path));
+                if hunks {
+                    let line = f.line as usize;
+                    let seen = shown.iter().any(|(file, (a, b))| *file == f.file.as_str() && *a <= line && line <= *b);
+                    if let Some(h) = e.hunk.as_ref().filter(|_| !seen) {
+                        shown.push((&f.file, h.lines));
+                        let block = markdown_code_block("diff", &h.text);
+                        for l in block.lines() {
+                            let _ = writeln!(s, "    {l}");
+                        }
+                    }
+                }
+            }
+            if d.findings.len() > FINDINGS_SHOWN {
+                let _ = writeln!(s, "  - and {} more", d.findings.len() - FINDINGS_SHOWN);
+            }
+        }
+        for d in &p.capabilities.removed {
+            let verb = if p.new.is_some() { "loses" } else { "took away" };
+            let scope = if d.scope == Scope::Build { " at build time" } else { "" };
+            let _ = writeln!(s, "- 🟢 {verb} `{}`{scope}", d.capability);
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn flags(report: &Report) -> String {
+    let flagged: Vec<&PackageReport> = report.packages.iter().filter(|p| !p.flags.is_empty() && (p.built() || report.all_targets)).collect();
+    if flagged.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("#### Flags\n\n");
+    for p in flagged {
+        for f in &p.flags {
+            // Evidence the message already spells out is not repeated.
+            let mut ev: Vec<String> = f.evidence.iter().filter(|e| !f.message.contains(e.as_str())).map(|e| md(e)).collect();
+            if ev.len() > FLAG_EVIDENCE_SHOWN {
+                let more = ev.len() - FLAG_EVIDENCE_SHOWN;
+                ev.truncate(FLAG_EVIDENCE_SHOWN);
+                ev.push(format!("and {more} more"));
+            }
+            let _ = writeln!(
+                s,
+                "- **{}** {}: `{}` {}{}",
+                md(&p.name),
+                version_cell(p),
+                f.kind.code(),
+                md(&f.message),
+                if ev.is_empty() { String::new() } else { format!(" ({})", ev.join("; ")) }
+            );
+        }
+    }
+    s.push('\n');
+    s
+}
+
+fn programs(report: &Report) -> String {
+    if report.programs.is_empty() && report.baselines.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("#### Programs\n\n");
+    for p in &report.programs {
+        let mut parts = Vec::new();
+        if p.status != "changed" {
+            parts.push(p.status.to_string());
+        }
+        if !p.gained.is_empty() {
+            parts.push(format!("gains {}", p.gained.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")));
+        }
+        if !p.lost.is_empty() {
+            parts.push(format!("loses {}", p.lost.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")));
+        }
+        let mut from = std::collections::BTreeSet::new();
+        for (k, _, f, _) in &p.evidence {
+            from.insert(format!("`{}` from {}", f.capability, md(k)));
+        }
+        let from = if from.is_empty() { String::new() } else { format!(" ({})", from.into_iter().collect::<Vec<_>>().join(", ")) };
+        let _ = writeln!(s, "- **{}**: {}{from}", md(&p.name), parts.join("; "));
+    }
+    for b in &report.baselines {
+        let origin = md(&b.origin);
+        let line = match &b.state {
+            BaselineState::Missing => format!("`{}`: none committed", b.origin.replace('`', "'")),
+            BaselineState::Malformed(e) => format!("⚠️ {origin} is malformed: {}", md(e)),
+            BaselineState::Unknown(e) => format!("⚠️ {origin} not checked: {}", md(e)),
+            BaselineState::Checked { target, head, .. } if head.holds => format!("✅ {origin} holds at head ({}): `velaris check` passes", md(target)),
+            BaselineState::Checked { target, head, held_at_base } => {
+                let list: Vec<String> = head
+                    .widened
+                    .iter()
+                    .map(|w| format!("\n  - {} **{}**: {}", w.subject.kind(), md(w.subject.name()), w.capabilities.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")))
+                    .collect();
+                let when = if *held_at_base == Some(true) { "this change widens" } else { "head widens" };
+                format!("❌ {when} {origin} ({}): `velaris check` fails:{}", md(target), list.concat())
+            }
+        };
+        let _ = writeln!(s, "- {line}");
+    }
+    s.push('\n');
+    s
+}
+
+fn not_built(report: &Report, collapse: bool) -> String {
+    let nb: Vec<&PackageReport> = report.packages.iter().filter(|p| !p.built()).collect();
+    if nb.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "<details><summary>{} not built for {} ({} lines, {})</summary>\n\n",
+        nb.len(),
+        md(&report.targets.join(", ")),
+        thousands(report.audit_lines_not_built()),
+        if report.all_targets { "counted with --all-targets" } else { "not in the audit cost" }
+    );
+    if collapse {
+        let names: Vec<String> = nb.iter().map(|p| md(&p.title())).collect();
+        let _ = writeln!(s, "{}\n", names.join(", "));
+    } else {
+        s.push_str("| package | version | change | why | audit |\n|---|---|---|---|---:|\n");
+        for p in nb {
+            let why = p
+                .placement
+                .not_built
+                .as_ref()
+                .map(|(r, code, from)| md(&super::not_built_text(r, code, from.as_deref())))
+                .unwrap_or_else(|| "not in the graph".into());
+            let _ = writeln!(s, "| {} | {} | {} | {} | {} |", md(&p.name), version_cell(p), p.change.as_str(), why, thousands(p.audit_lines()));
+        }
+        s.push('\n');
+    }
+    s.push_str("</details>\n\n");
+    s
+}
+
+fn verified(report: &Report) -> String {
+    let v = &report.verified;
+    let mut parts = Vec::new();
+    if v.sha256_total > 0 {
+        parts.push(format!("sha256 of {} of {} `.crate` files matched `Cargo.lock` before they were read", v.sha256, v.sha256_total));
+    }
+    if v.commits_total > 0 {
+        parts.push(format!("{} of {} git packages read at their locked commit", v.commits, v.commits_total));
+    }
+    let mut s = String::new();
+    if !parts.is_empty() {
+        let _ = writeln!(s, "**Verified:** {}.", parts.join("; "));
+    }
+    for (pkg, why) in &v.unverifiable {
+        let _ = writeln!(s, "- ⚠️ unverifiable: {}: {}", md(pkg), md(why));
+    }
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s
+}
+
+/// Licence and packaging files: listed, never worth a diff in a comment.
+fn not_worth_a_diff(path: &str, packaging: bool) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path).to_ascii_uppercase();
+    packaging || ["LICENSE", "LICENCE", "COPYING", "NOTICE", "COPYRIGHT", "UNLICENSE", "AUTHORS"].iter().any(|p| file.starts_with(p))
+}
+
+fn details(p: &PackageReport, diffs: bool) -> Option<String> {
+    let d = p.diff.as_ref()?;
+    if d.files.is_empty() {
+        return None;
+    }
+    let mut section = format!("<details><summary>{} {}</summary>\n\n", md(&p.name), version_cell(p));
+    if d.vcs_changed || d.new_vcs.as_ref().is_some_and(|v| v.dirty) {
+        let sha = |v: &Option<crate::diff::VcsInfo>| {
+            v.as_ref()
+                .map(|v| {
+                    let s = v.sha1.clone().unwrap_or_else(|| "unknown".into());
+                    format!("{}{}", md(&s.chars().take(12).collect::<String>()), if v.dirty { " (dirty)" } else { "" })
+                })
+                .unwrap_or_else(|| "none".into())
+        };
+        let _ = writeln!(
+            section,
+            "Published from commit {} → {} (the commit `.cargo_vcs_info.json` says the package was made from)\n",
+            sha(&d.old_vcs),
+            sha(&d.new_vcs)
+        );
+    }
+    section.push_str("| | file | + | − |\n|---|---|---:|---:|\n");
+    for f in &d.files {
+        let mark = match f.status {
+            FileStatus::Added => "A",
+            FileStatus::Removed => "D",
+            FileStatus::Modified => "M",
+        };
+        let note = match (f.binary, f.packaging) {
+            (true, _) => " (binary)",
+            (_, true) => " (packaging)",
+            _ => "",
+        };
+        let _ = writeln!(section, "| {mark} | {}{note} | {} | {} |", md(&f.path), f.lines_added, f.lines_removed);
+    }
+    section.push('\n');
+    if diffs {
+        for f in &d.files {
+            if not_worth_a_diff(&f.path, f.packaging) {
+                continue;
+            }
+            if let Some(patch) = &f.patch {
+                section.push_str(&markdown_code_block("diff", patch));
+            }
+        }
+    }
+    section.push_str("</details>\n\n");
+    Some(section)
 }
 
 /// Render the report as markdown.
 pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "### Dependency changes `{}{}{}`\n\n{} changed in {}; audit cost **{}** lines.\n",
+    let mut head = format!(
+        "### Dependency review `{}{}{}`\n\n",
         super::escape::line(&report.base).replace('`', "'"),
         if report.from_files { " → " } else { ".." },
         super::escape::line(&report.head).replace('`', "'"),
-        super::plural(report.packages.len() as u64, "package", "packages"),
-        if report.lockfiles.is_empty() { "no lockfile".to_string() } else { md(&report.lockfiles.join(", ")) },
-        thousands(report.audit_lines())
     );
+    let _ = writeln!(head, "**{}**\n", md(&super::human::headline(report)));
     if report.packages.is_empty() {
-        return out;
+        return head;
     }
-    out.push_str("| package | change | version | semver | files | lines | audit | checked |\n");
-    out.push_str("|---|---|---|---|---:|---:|---:|---|\n");
-    let mut rows_left_out = 0usize;
-    for p in &report.packages {
-        if out.len() + 400 > opts.budget {
-            rows_left_out += 1;
-            continue;
-        }
-        let (files, lines, audit) = match &p.diff {
-            Some(d) => (
-                (d.files_added + d.files_removed + d.files_modified).to_string(),
-                format!("+{} −{}", thousands(d.lines_added), thousands(d.lines_removed)),
-                thousands(d.audit_lines),
-            ),
-            None => ("–".into(), "–".into(), "–".into()),
-        };
-        let semver = match p.semver {
-            Some(b) if b.is_breaking() => format!("**{}**", b.as_str()),
-            Some(b) => b.as_str().to_string(),
-            None => String::new(),
-        };
+    if report.coverage.enabled {
+        let c = &report.coverage;
         let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            md(&p.name),
-            p.change.as_str(),
-            version_cell(p),
-            semver,
-            files,
-            lines,
-            audit,
-            verified_cell(p)
+            head,
+            "Capabilities: {} of {} changed packages analysed for {}{}.\n",
+            c.analysed,
+            c.in_scope,
+            md(&report.targets.join(", ")),
+            if c.unknown.is_empty() { String::new() } else { format!("; {} unknown", c.unknown.len()) }
         );
     }
-    if rows_left_out > 0 {
-        let _ = writeln!(out, "| _{rows_left_out} more packages left out to stay within the size budget_ | | | | | | | |");
+    for (l, why) in &report.graph_unknown {
+        let _ = writeln!(head, "⚠️ Graph unknown for {}: {}\n", md(l), md(why));
     }
-    out.push('\n');
+
+    // What must be seen, least degraded first.
+    let build = |hunks: bool, collapse: bool| {
+        let mut s = head.clone();
+        s.push_str(&table(report, collapse));
+        s.push('\n');
+        s.push_str(&capabilities(report, hunks));
+        s.push_str(&flags(report));
+        s.push_str(&programs(report));
+        s.push_str(&not_built(report, collapse));
+        s.push_str(&verified(report));
+        s
+    };
+    let mut out = build(true, false);
+    let mut note = None;
+    if out.len() > opts.budget {
+        out = build(false, false);
+        note = Some("hunks");
+    }
+    if out.len() > opts.budget {
+        out = build(false, true);
+        note = Some("hunks and routine rows");
+    }
+    if let Some(what) = note {
+        let _ = writeln!(out, "_Left out to stay within {} characters: {what}; `velaris deps-diff` shows them._\n", thousands(opts.budget as u64));
+    }
+    // File details and diffs with what is left, riskiest first.
     let mut omitted = 0usize;
     for p in &report.packages {
-        let Some(d) = &p.diff else { continue };
-        if d.files.is_empty() {
-            continue;
-        }
-        let mut section = format!("<details><summary>{} {}</summary>\n\n", md(&p.name), version_cell(p));
-        for s in [&p.old, &p.new].into_iter().flatten() {
-            if let Some(why) = s.unverifiable {
-                let _ = writeln!(section, "⚠️ {} {}: {}\n", md(&p.name), md(&s.package.version.to_string()), md(why));
-            }
-        }
-        if d.vcs_changed || d.new_vcs.as_ref().is_some_and(|v| v.dirty) {
-            let sha = |v: &Option<crate::diff::VcsInfo>| {
-                v.as_ref()
-                    .map(|v| {
-                        let s = v.sha1.clone().unwrap_or_else(|| "unknown".into());
-                        format!("{}{}", md(&s.chars().take(12).collect::<String>()), if v.dirty { " (dirty)" } else { "" })
-                    })
-                    .unwrap_or_else(|| "none".into())
-            };
-            let _ = writeln!(section, "Published from commit {} → {}\n", sha(&d.old_vcs), sha(&d.new_vcs));
-        }
-        section.push_str("| | file | + | − |\n|---|---|---:|---:|\n");
-        for f in &d.files {
-            let mark = match f.status {
-                FileStatus::Added => "A",
-                FileStatus::Removed => "D",
-                FileStatus::Modified => "M",
-            };
-            let note = match (f.binary, f.packaging) {
-                (true, _) => " (binary)",
-                (_, true) => " (packaging)",
-                _ => "",
-            };
-            let _ = writeln!(section, "| {mark} | {}{note} | {} | {} |", md(&f.path), f.lines_added, f.lines_removed);
-        }
-        section.push('\n');
-        if opts.diffs {
-            for f in &d.files {
-                if let Some(patch) = &f.patch {
-                    section.push_str(&markdown_code_block("diff", patch));
-                }
-            }
-        }
-        section.push_str("</details>\n\n");
+        let Some(section) = details(p, opts.diffs) else { continue };
         if out.len() + section.len() + 200 > opts.budget {
-            omitted += 1;
+            // Without diffs it may still fit.
+            let lean = if opts.diffs { details(p, false) } else { None };
+            match lean {
+                Some(l) if out.len() + l.len() + 200 <= opts.budget => out.push_str(&l),
+                _ => omitted += 1,
+            }
             continue;
         }
         out.push_str(&section);
@@ -146,7 +453,7 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
     if omitted > 0 {
         let _ = writeln!(
             out,
-            "_{omitted} package sections left out to stay within {} characters; run `velaris deps-diff` locally for all of them._",
+            "_{omitted} package file lists left out to stay within {} characters; run `velaris deps-diff --files` locally for all of them._",
             thousands(opts.budget as u64)
         );
     }

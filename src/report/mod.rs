@@ -7,11 +7,28 @@
 pub mod escape;
 mod human;
 mod json;
+mod json_v1;
 mod markdown;
 
-pub use human::{Detail, HumanOptions, render_human};
+pub use human::{Detail, HumanOptions, headline, render_human};
 pub use json::{SCHEMA, render_json};
+pub use json_v1::{SCHEMA_V1, render_json_v1};
 pub use markdown::{MarkdownOptions, render_markdown};
+
+/// Why a package is not built, for people: `cfg(windows) in anstream`, `only needed by tonic
+/// (not built)`. A long cfg expression is shortened (the JSON has it whole).
+pub fn not_built_text(reason: &str, code: &str, from: Option<&str>) -> String {
+    let reason = if reason.chars().count() > 72 {
+        format!("{}…", reason.chars().take(71).collect::<String>())
+    } else {
+        reason.to_string()
+    };
+    match (code, from) {
+        ("only-via", Some(f)) => format!("only needed by {f} (not built)"),
+        (_, Some(f)) => format!("{reason} in {f}"),
+        (_, None) => reason,
+    }
+}
 
 /// Group digits of a count in thousands: 12,345.
 pub fn thousands(n: u64) -> String {

@@ -1,8 +1,9 @@
 //! From a workspace on disk to its [`Surface`].
 //!
-//! This module owns the run: load the workspace and its lockfile, fetch every registry package
-//! through [`crate::registry`] (sha256-checked against Cargo.lock before a byte is read), unpack
-//! it in memory, resolve the graph of units each program compiles ([`crate::workspace`]), analyze
+//! This module owns the run: load the workspace and its lockfile, resolve the graph of units each
+//! program compiles ([`crate::workspace`]) in rounds, fetching only the packages each round
+//! reaches through [`crate::registry`] (sha256-checked against Cargo.lock before a byte is read)
+//! or [`crate::gitdeps`] (by commit id), unpack them in memory, analyze
 //! every unit in dependency order ([`super::analyze`]), with results cached by (package checksum,
 //! features, target, analyzer version), and assemble per-program surfaces. Nothing here builds or
 //! runs code, and cargo is never invoked.
@@ -64,19 +65,130 @@ impl SurfaceError {
     }
 }
 
-/// A registry package's verified `.crate`, kept compressed: it is unpacked again when a unit of
-/// it is analyzed, so the whole dependency tree never sits unpacked in memory at once.
-struct Crated {
-    bytes: Vec<u8>,
+/// A package's verified source, kept compressed: it is unpacked again when a unit of it is
+/// analyzed, so the whole dependency tree never sits unpacked in memory at once.
+pub(crate) struct Crated {
+    bytes: Arc<Vec<u8>>,
     /// The published (normalized) Cargo.toml.
     manifest: Option<String>,
     /// Every file name in the package.
     files: BTreeSet<String>,
 }
 
-/// The registry packages of the lockfile, verified and checked against the unpacking rules.
+/// Verified package sources, shared by several runs: deps-diff analyses the workspace at base
+/// and at head, for each target, and each `.crate` is fetched, checked and unpacked once for
+/// all of them. Runs add to it what their graph reaches. Keys are [`SourceStore::key`].
+#[derive(Default)]
+pub struct SourceStore {
+    crates: Mutex<BTreeMap<String, Arc<Crated>>>,
+    /// Packages that could not be read (a git source offline, say), with why.
+    missing: Mutex<BTreeMap<String, String>>,
+    /// How registry packages are fetched; `None`: built from the workspace root's cargo
+    /// configuration when first needed.
+    fetcher: Mutex<Option<Arc<Fetcher>>>,
+}
+
+impl SourceStore {
+    pub fn new() -> SourceStore {
+        SourceStore::default()
+    }
+
+    /// A store that fetches with `fetcher` (and so with the cargo configuration it was made
+    /// for) instead of one made for the workspace root.
+    pub fn with_fetcher(fetcher: Arc<Fetcher>) -> SourceStore {
+        SourceStore { fetcher: Mutex::new(Some(fetcher)), ..SourceStore::default() }
+    }
+
+    /// The key of a locked package: its checksum for a registry package, its source, name and
+    /// version for a git one; `None` for anything else (members and path packages are read
+    /// from disk).
+    pub fn key(id: &PackageId) -> Option<String> {
+        let source = id.source.as_deref()?;
+        if source.starts_with("git+") {
+            return Some(format!("{source} {} {}", id.name, id.version));
+        }
+        if source.starts_with("registry+") || source.starts_with("sparse+") {
+            return id.checksum.as_ref().map(|c| c.to_ascii_lowercase());
+        }
+        None
+    }
+
+    /// Add a registry package: `bytes` whose sha256 is `checksum` and that unpacked to `tree`
+    /// under every rule. Only the caller can vouch for that; it is not checked again here.
+    pub fn insert_verified(&self, checksum: &str, bytes: Arc<Vec<u8>>, tree: &FileTree) {
+        let crated = Crated {
+            bytes,
+            manifest: tree.get("Cargo.toml").and_then(|b| String::from_utf8(b.clone()).ok()),
+            files: tree.keys().cloned().collect(),
+        };
+        self.crates.lock().unwrap().insert(checksum.to_ascii_lowercase(), Arc::new(crated));
+    }
+
+    /// Add a git package read at its locked commit: its files and its normalized manifest.
+    /// It is packed like a `.crate` in memory, so it is analyzed exactly as a registry package;
+    /// files that break the unpacking rules make it missing instead.
+    pub fn insert_git(&self, id: &PackageId, files: &FileTree, manifest: String) {
+        let Some(key) = SourceStore::key(id) else { return };
+        let bytes = pack(&id.name, &id.version, files);
+        match unpack(&id.name, &id.version, &bytes) {
+            Ok(tree) => {
+                let crated = Crated { bytes: Arc::new(bytes), manifest: Some(manifest), files: tree.into_keys().collect() };
+                self.crates.lock().unwrap().insert(key, Arc::new(crated));
+            }
+            Err(e) => self.insert_missing(&key, format!("git source: {e}")),
+        }
+    }
+
+    /// Record that a package cannot be read, and why; runs then report it `unanalyzed`.
+    pub fn insert_missing(&self, key: &str, why: String) {
+        self.missing.lock().unwrap().entry(key.to_string()).or_insert(why);
+    }
+
+    /// Whether the source of a package is at hand.
+    pub fn has(&self, id: &PackageId) -> bool {
+        SourceStore::key(id).is_some_and(|k| self.get(&k).is_some())
+    }
+
+    /// Why a package's source is not at hand, when it was tried.
+    pub fn missing_reason(&self, id: &PackageId) -> Option<String> {
+        SourceStore::key(id).and_then(|k| self.missing.lock().unwrap().get(&k).cloned())
+    }
+
+    fn get(&self, key: &str) -> Option<Arc<Crated>> {
+        self.crates.lock().unwrap().get(key).cloned()
+    }
+
+    fn fetcher(&self, root: &Path, opts: &FetchOptions) -> Result<Arc<Fetcher>, SurfaceError> {
+        let mut slot = self.fetcher.lock().unwrap();
+        if let Some(f) = slot.as_ref() {
+            return Ok(f.clone());
+        }
+        let f = Arc::new(Fetcher::new(root, opts.clone()).map_err(|e| BatchError::Fetch(vec![e]))?);
+        *slot = Some(f.clone());
+        Ok(f)
+    }
+}
+
+/// A file tree as a `.crate` (gzip'd tar under `NAME-VERSION/`), deterministic.
+fn pack(name: &str, version: &str, files: &FileTree) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut b = tar::Builder::new(gz);
+    for (path, data) in files {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        // A name tar cannot hold is left out; the unpacking check sees what was packed.
+        let _ = b.append_data(&mut h, format!("{name}-{version}/{path}"), data.as_slice());
+    }
+    b.into_inner().and_then(|gz| gz.finish()).unwrap_or_default()
+}
+
+/// The registry packages of one run's graph, verified and checked against the unpacking rules.
 struct Sources {
-    crates: BTreeMap<(String, String), Crated>,
+    crates: BTreeMap<(String, String), Arc<Crated>>,
+    /// The store key of each (the checksum for a registry package): part of the result cache key.
     checksums: BTreeMap<(String, String), String>,
 }
 
@@ -137,26 +249,97 @@ pub fn read_dir_tree(dir: &Path) -> Result<FileTree, SurfaceError> {
     Ok(out)
 }
 
-/// Fetch, verify and unpack every registry package the lockfile names.
-fn fetch_sources(config: &Config, ws: &Workspace) -> Result<Sources, SurfaceError> {
-    let mut refs = Vec::new();
-    for p in ws.lock_packages() {
-        if let (Some(source), Some(checksum)) = (&p.source, &p.checksum) {
-            if source.starts_with("registry+") || source.starts_with("sparse+") {
-                refs.push(PackageRef {
-                    name: p.name.clone(),
-                    version: p.version.clone(),
-                    source: source.clone(),
-                    checksum: checksum.clone(),
+/// Resolve the graph in rounds and fetch only what it reaches: resolve with the manifests at
+/// hand (packages not fetched yet are leaves), fetch the batch of packages the round reached,
+/// and again, until a round reaches nothing new. Packages the target never compiles (behind
+/// `cfg(windows)` on Linux, optional and off, dev-only) are never downloaded.
+fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &SourceStore) -> Result<(Graph, Sources), SurfaceError> {
+    loop {
+        let asked: Mutex<BTreeMap<String, PackageId>> = Mutex::new(BTreeMap::new());
+        let manifest_of = |id: &PackageId| -> Result<String, String> {
+            let Some(key) = SourceStore::key(id) else {
+                return Err(match id.source.as_deref() {
+                    Some(s) if s.starts_with("registry+") || s.starts_with("sparse+") => {
+                        format!("{} {}: Cargo.lock records no checksum, so it was not fetched", id.name, id.version)
+                    }
+                    _ => format!("{} {} is not on disk and not from a registry or git", id.name, id.version),
                 });
+            };
+            if let Some(c) = store.get(&key) {
+                return c.manifest.clone().ok_or_else(|| format!("{} {} has no UTF-8 Cargo.toml", id.name, id.version));
+            }
+            if let Some(why) = store.missing.lock().unwrap().get(&key) {
+                return Err(why.clone());
+            }
+            asked.lock().unwrap().insert(key, id.clone());
+            Err(format!("{} {} was not fetched", id.name, id.version))
+        };
+        let pending = |id: &PackageId| {
+            SourceStore::key(id).is_some_and(|k| store.get(&k).is_none() && !store.missing.lock().unwrap().contains_key(&k))
+        };
+        let target_matches = |key: &str| cfg.matches_target_key(key);
+        let has_file = |id: &PackageId, file: &str| {
+            SourceStore::key(id).and_then(|k| store.get(&k)).is_some_and(|c| c.files.contains(file))
+        };
+        let graph = ws.resolve_with(&crate::workspace::ResolveOptions {
+            target_matches: &target_matches,
+            // Build scripts and proc macros run on the host; velaris analyzes for one target and
+            // takes the host to be the same (docs/caveats.md).
+            host_matches: None,
+            manifest_of: &manifest_of,
+            has_file: Some(&has_file),
+            pending: Some(&pending),
+        })?;
+        let asked = asked.into_inner().unwrap();
+        if asked.is_empty() {
+            let mut sources = Sources { crates: BTreeMap::new(), checksums: BTreeMap::new() };
+            for u in &graph.units {
+                if let Some(key) = SourceStore::key(&u.package) {
+                    if let Some(c) = store.get(&key) {
+                        sources.crates.insert(key_of(&u.package), c);
+                        sources.checksums.insert(key_of(&u.package), key);
+                    }
+                }
+            }
+            return Ok((graph, sources));
+        }
+        fetch_batch(config, store, asked.into_values().collect())?;
+    }
+}
+
+/// Fetch, verify and unpack a batch of packages into the store. Registry packages are checked
+/// against their lockfile sha256 (any failure stops the run, as for deps-diff); a git package
+/// that cannot be had is recorded as missing, and its units are then `unanalyzed`.
+fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Result<(), SurfaceError> {
+    let mut refs = Vec::new();
+    let mut gits = Vec::new();
+    for p in ids {
+        match (&p.source, &p.checksum) {
+            (Some(s), _) if s.starts_with("git+") => gits.push(p),
+            (Some(source), Some(checksum)) => refs.push(PackageRef {
+                name: p.name.clone(),
+                version: p.version.clone(),
+                source: source.clone(),
+                checksum: checksum.clone(),
+            }),
+            _ => {}
+        }
+    }
+    if !gits.is_empty() {
+        let opts = crate::gitdeps::GitOptions { cache_dir: cache_root(&config.fetch), offline: config.fetch.offline };
+        for id in gits {
+            let key = SourceStore::key(&id).expect("git packages have a key");
+            let source = id.source.as_deref().unwrap_or_default();
+            match crate::gitdeps::fetch_package(&opts, source, &id.name, &id.version) {
+                Ok(pkg) => store.insert_git(&id, &pkg.files, pkg.manifest),
+                Err(e) => store.insert_missing(&key, format!("git source not read: {e}")),
             }
         }
     }
-    let mut sources = Sources { crates: BTreeMap::new(), checksums: BTreeMap::new() };
     if refs.is_empty() {
-        return Ok(sources);
+        return Ok(());
     }
-    let fetcher = Fetcher::new(&config.root, config.fetch.clone()).map_err(|e| BatchError::Fetch(vec![e]))?;
+    let fetcher = store.fetcher(&config.root, &config.fetch)?;
     let fetched: Vec<(&PackageRef, crate::registry::Fetched)> = refs.iter().zip(fetcher.fetch_verified(&refs)?).collect();
     // Every archive must pass the unpacking rules before anything is cached or analyzed; only
     // the manifest and the file names are kept from this pass.
@@ -174,11 +357,10 @@ fn fetch_sources(config: &Config, ws: &Workspace) -> Result<Sources, SurfaceErro
                 eprintln!("warning: could not cache {} {}: {e}", r.name, r.version);
             }
         }
-        let key = (r.name.clone(), r.version.clone());
-        sources.checksums.insert(key.clone(), r.checksum.clone());
-        sources.crates.insert(key, Crated { bytes: f.bytes, manifest, files });
+        let crated = Crated { bytes: Arc::new(f.bytes), manifest, files };
+        store.crates.lock().unwrap().insert(r.checksum.to_ascii_lowercase(), Arc::new(crated));
     }
-    Ok(sources)
+    Ok(())
 }
 
 /// Where analysis results are cached: `<cache>/surface/<key>.json`.
@@ -509,8 +691,8 @@ pub struct Analysis {
     pub surface: Surface,
     /// Packages read from disk.
     trees: BTreeMap<(String, String), std::sync::Arc<FileTree>>,
-    /// Verified `.crate` bytes of registry packages.
-    crates: BTreeMap<(String, String), Vec<u8>>,
+    /// Verified `.crate` bytes of registry packages (and packed git packages).
+    crates: BTreeMap<(String, String), Arc<Vec<u8>>>,
 }
 
 impl Analysis {
@@ -539,8 +721,34 @@ fn cache_root(opts: &FetchOptions) -> Option<PathBuf> {
         .or_else(|| dirs::cache_dir().map(|d| d.join("velaris")))
 }
 
+/// A run's whole result, for callers that need more than the surface (deps-diff).
+pub struct Detailed {
+    pub analysis: Analysis,
+    /// The graph the workspace resolved to for the target.
+    pub graph: Graph,
+    /// The findings of each unit of `graph`, indexed like `graph.units`.
+    pub findings: Vec<Vec<Finding>>,
+    /// The workspace's members.
+    pub members: Vec<PackageId>,
+}
+
 /// Run the whole analysis.
 pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
+    Ok(run_with(config, &SourceStore::new())?.analysis)
+}
+
+/// Resolve the graph for the target, fetching what it reaches into `store`, without analysing
+/// anything; with the workspace's members.
+pub fn graph_with(config: &Config, store: &SourceStore) -> Result<(Graph, Vec<PackageId>), SurfaceError> {
+    let ws = Workspace::load(&config.root)?;
+    let cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
+    let (graph, _) = resolve_and_fetch(config, &ws, &cfg, store)?;
+    Ok((graph, ws.members().map(|m| m.id.clone()).collect()))
+}
+
+/// Run the whole analysis with sources from (and added to) `store`, and keep the graph and
+/// every unit's findings.
+pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, SurfaceError> {
     let ws = Workspace::load(&config.root)?;
     let overlay_path = config.root.join(OVERLAY_FILE);
     let mut fingerprint = Sha256::new();
@@ -557,23 +765,7 @@ pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
         Rules::builtin()
     };
     let cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
-    let sources = fetch_sources(config, &ws)?;
-    let graph = {
-    let manifest_of = |id: &PackageId| -> Result<String, String> {
-            let c = sources.crates.get(&key_of(id)).ok_or_else(|| format!("{} {} was not fetched", id.name, id.version))?;
-            c.manifest.clone().ok_or_else(|| format!("{} {} has no UTF-8 Cargo.toml", id.name, id.version))
-        };
-        let target_matches = |key: &str| cfg.matches_target_key(key);
-        let has_file = |id: &PackageId, file: &str| sources.crates.get(&key_of(id)).is_some_and(|c| c.files.contains(file));
-        ws.resolve_with(&crate::workspace::ResolveOptions {
-            target_matches: &target_matches,
-            // Build scripts and proc macros run on the host; velaris analyzes for one target and
-            // takes the host to be the same (docs/caveats.md).
-            host_matches: None,
-            manifest_of: &manifest_of,
-            has_file: Some(&has_file),
-        })?
-    };
+    let (graph, sources) = resolve_and_fetch(config, &ws, &cfg, store)?;
     let disk_trees = Mutex::new(BTreeMap::new());
     let rules_fingerprint = format!("{:x}", fingerprint.finalize());
     let analyses = analyze_all(config, &ws, &graph, &sources, rules, &rules_fingerprint, &disk_trees)?;
@@ -588,8 +780,10 @@ pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
             }
         }
     }
-    let crates = sources.crates.into_iter().map(|(k, c)| (k, c.bytes)).collect();
-    Ok(Analysis { surface, trees, crates })
+    let findings = analyses.into_iter().map(|a| a.findings).collect();
+    let crates = sources.crates.into_iter().map(|(k, c)| (k, c.bytes.clone())).collect();
+    let members = ws.members().map(|m| m.id.clone()).collect();
+    Ok(Detailed { analysis: Analysis { surface, trees, crates }, graph, findings, members })
 }
 
 /// Per-program surfaces from the per-unit analyses.

@@ -108,6 +108,68 @@ pub struct SkippedBin {
     pub missing: Vec<String>,
 }
 
+/// Why a locked package is compiled into nothing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NotBuiltReason {
+    /// Declared under `[target.KEY]` and `KEY` (`cfg(windows)`, a triple) is false for the
+    /// target (or, for build dependencies, the host).
+    Target(String),
+    /// An optional dependency that no enabled feature turns on; `feature` is the dependency's
+    /// name in the manifest (its implicit feature).
+    OptionalOff { feature: String },
+    /// Only a dev-dependency (tests, examples, benches), never in a program.
+    DevOnly,
+    /// Only needed by packages that are not built themselves.
+    OnlyVia,
+    /// Nothing in the workspace depends on it.
+    Unused,
+}
+
+impl NotBuiltReason {
+    fn rank(&self) -> u8 {
+        match self {
+            NotBuiltReason::Target(_) => 0,
+            NotBuiltReason::OptionalOff { .. } => 1,
+            NotBuiltReason::DevOnly => 2,
+            NotBuiltReason::OnlyVia => 3,
+            NotBuiltReason::Unused => 4,
+        }
+    }
+
+    /// A stable kebab-case code: `target`, `optional`, `dev-only`, `only-via`, `unused`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            NotBuiltReason::Target(_) => "target",
+            NotBuiltReason::OptionalOff { .. } => "optional",
+            NotBuiltReason::DevOnly => "dev-only",
+            NotBuiltReason::OnlyVia => "only-via",
+            NotBuiltReason::Unused => "unused",
+        }
+    }
+}
+
+impl fmt::Display for NotBuiltReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotBuiltReason::Target(key) => f.write_str(key),
+            NotBuiltReason::OptionalOff { .. } => f.write_str("optional, feature off"),
+            NotBuiltReason::DevOnly => f.write_str("dev-dependency only"),
+            NotBuiltReason::OnlyVia => f.write_str("only needed by packages not built"),
+            NotBuiltReason::Unused => f.write_str("nothing in the workspace needs it"),
+        }
+    }
+}
+
+/// A locked package compiled into nothing, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotBuilt {
+    pub package: PackageId,
+    pub reason: NotBuiltReason,
+    /// The package whose declaration was not taken (or, for [`NotBuiltReason::OnlyVia`], the
+    /// unbuilt package that needs it).
+    pub from: Option<PackageId>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     pub units: Vec<Unit>,
@@ -115,6 +177,11 @@ pub struct Graph {
     pub skipped: Vec<SkippedBin>,
     /// Things cargo would have warned about or refused that did not stop the resolution.
     pub warnings: Vec<String>,
+    /// Every locked package with no unit, with the reason.
+    pub not_built: Vec<NotBuilt>,
+    /// Packages taken as leaves because their manifest was pending (see
+    /// [`ResolveOptions::pending`]); empty when nothing was pending.
+    pub pending: Vec<PackageId>,
 }
 
 impl Graph {

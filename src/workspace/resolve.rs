@@ -25,7 +25,7 @@ use std::rc::Rc;
 
 use super::error::{WorkspaceError, parse_toml};
 use super::manifest::{DepDecl, DepKind, FeatureValue, Files, LibTarget, Manifest, parse_manifest};
-use super::{BUILD_SCRIPT_DEP, Graph, PackageId, Program, SkippedBin, Unit, UnitKind, Workspace};
+use super::{BUILD_SCRIPT_DEP, Graph, NotBuilt, NotBuiltReason, PackageId, Program, SkippedBin, Unit, UnitKind, Workspace};
 use crate::surface::model::Scope;
 
 /// Everything [`Workspace::resolve_with`] needs from its caller.
@@ -44,6 +44,11 @@ pub struct ResolveOptions<'a> {
     /// `build.rs` and `src/lib.rs` implicit. `None`: a lib is assumed, and a build script only
     /// when the manifest sets `build` or `links`.
     pub has_file: Option<&'a HasFile<'a>>,
+    /// Packages whose manifest is not at hand *yet* (a caller resolving in rounds, fetching
+    /// what each round reaches): when `manifest_of` fails for one of these, it is taken as a
+    /// leaf, not as "every locked dependency", and listed in [`Graph::pending`]. `None`: no
+    /// package is pending.
+    pub pending: Option<&'a dyn Fn(&PackageId) -> bool>,
 }
 
 /// See [`ResolveOptions::has_file`].
@@ -80,6 +85,8 @@ struct Resolver<'w, 'o> {
     processed: HashSet<(usize, Fk)>,
     deferred: HashMap<(usize, Fk, String), BTreeSet<String>>,
     warnings: BTreeSet<String>,
+    /// Packages taken as leaves because their manifest is pending.
+    pending: BTreeSet<usize>,
 }
 
 fn source_kind_matches(decl: &DepDecl, source: Option<&str>) -> bool {
@@ -128,8 +135,11 @@ impl<'w, 'o> Resolver<'w, 'o> {
         match parsed {
             Ok(m) => (m, None, None),
             Err(e) => {
-                // Unknown manifest: every locked dependency, as a plain normal one.
-                let deps = self.ws.lock.deps[i]
+                // Not fetched yet: a leaf for this round. Unknown manifest: every locked
+                // dependency, as a plain normal one.
+                let pending = self.opts.pending.is_some_and(|p| p(id));
+                let lock_deps: &[usize] = if pending { &[] } else { &self.ws.lock.deps[i] };
+                let deps = lock_deps
                     .iter()
                     .map(|&d| {
                         let name = self.id(d).name.clone();
@@ -176,6 +186,9 @@ impl<'w, 'o> Resolver<'w, 'o> {
             return d.clone();
         }
         let (manifest, error, dir) = self.load_manifest(i);
+        if error.is_some() && self.opts.pending.is_some_and(|p| p(self.id(i))) {
+            self.pending.insert(i);
+        }
         let lock_deps = &self.ws.lock.deps[i];
         let packages = &self.ws.lock.packages;
         let edges = manifest
@@ -445,6 +458,86 @@ impl<'w, 'o> Resolver<'w, 'o> {
         }
         Ok(out)
     }
+
+    /// Why each locked package that got no unit is not built: the declaration of a built
+    /// package that was not taken (a target table that does not match, an optional dependency
+    /// no enabled feature turns on, a dev-dependency), else the unbuilt package that needs it,
+    /// else nothing in the workspace needs it.
+    fn not_built(&mut self, units: &[Unit]) -> Result<Vec<NotBuilt>, WorkspaceError> {
+        let n = self.ws.lock.packages.len();
+        let mut built = vec![false; n];
+        for u in units {
+            if let Some(i) = self.ws.lock.packages.iter().position(|p| *p == u.package) {
+                built[i] = true;
+            }
+        }
+        let mut reason: Vec<Option<(NotBuiltReason, usize)>> = vec![None; n];
+        let mut keys: Vec<(usize, Fk)> = self.processed.iter().copied().collect();
+        keys.sort();
+        for (pkg, fk) in keys {
+            let d = self.data(pkg);
+            let on = self.deps_on.get(&(pkg, fk)).cloned().unwrap_or_default();
+            for (i, decl) in d.manifest.deps.iter().enumerate() {
+                let Some(dep) = d.edges[i] else { continue };
+                if built[dep] {
+                    continue;
+                }
+                let why = if decl.kind == DepKind::Dev {
+                    NotBuiltReason::DevOnly
+                } else if let Some(key) = decl.target.as_ref().filter(|key| {
+                    let host = decl.kind == DepKind::Build || fk == Fk::Host;
+                    let matches = if host {
+                        self.opts.host_matches.unwrap_or(self.opts.target_matches)
+                    } else {
+                        self.opts.target_matches
+                    };
+                    !matches(key)
+                }) {
+                    NotBuiltReason::Target(key.clone())
+                } else if decl.optional && !on.contains(&decl.name_in_toml) {
+                    NotBuiltReason::OptionalOff { feature: decl.name_in_toml.clone() }
+                } else {
+                    continue;
+                };
+                // The most telling reason wins: a target table, then a feature, then dev.
+                let better = match &reason[dep] {
+                    None => true,
+                    Some((old, _)) => why.rank() < old.rank(),
+                };
+                if better {
+                    reason[dep] = Some((why, pkg));
+                }
+            }
+        }
+        // What only unbuilt packages need is not built either.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for p in 0..n {
+                if built[p] || reason[p].is_none() {
+                    continue;
+                }
+                for &dep in &self.ws.lock.deps[p] {
+                    if !built[dep] && reason[dep].is_none() {
+                        reason[dep] = Some((NotBuiltReason::OnlyVia, p));
+                        changed = true;
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for p in 0..n {
+            if built[p] {
+                continue;
+            }
+            let (why, from) = match reason[p].take() {
+                Some((why, from)) => (why, Some(self.ws.lock.packages[from].clone())),
+                None => (NotBuiltReason::Unused, None),
+            };
+            out.push(NotBuilt { package: self.ws.lock.packages[p].clone(), reason: why, from });
+        }
+        Ok(out)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -667,6 +760,7 @@ impl Workspace {
             host_matches: None,
             manifest_of,
             has_file: None,
+            pending: None,
         })
     }
 
@@ -682,6 +776,7 @@ impl Workspace {
             processed: HashSet::new(),
             deferred: HashMap::new(),
             warnings: BTreeSet::new(),
+            pending: BTreeSet::new(),
         };
         if self.resolver == "1" {
             r.warnings.insert(
@@ -745,6 +840,7 @@ impl Workspace {
             }
         }
         let units = b.units;
+        let not_built = r.not_built(&units)?;
         {
             let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
             for u in &units {
@@ -753,11 +849,14 @@ impl Workspace {
                     .or_insert_with(|| u.links.clone());
             }
         }
+        let pending = r.pending.iter().map(|&i| self.lock.packages[i].clone()).collect();
         Ok(Graph {
             units,
             programs,
             skipped,
             warnings: r.warnings.into_iter().collect(),
+            not_built,
+            pending,
         })
     }
 }

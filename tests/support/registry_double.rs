@@ -1,8 +1,10 @@
 //! A test double for a sparse cargo registry: a tiny HTTP/1.1 server on 127.0.0.1 (std only)
 //! plus helpers that lay out a temporary `CARGO_HOME` the way cargo would.
 //!
-//! Serves `GET /index/config.json` (`{"dl": ...}`) and the `.crate` bytes registered for
-//! (name, version) at whatever path the current `dl` template expands to. Every request path
+//! Serves `GET /index/config.json` (`{"dl": ...}`), each crate's sparse index entry at
+//! `/index/<prefix>/<name>` (one line per registered version, with `yanked` as set by
+//! [`RegistryDouble::yank`]), and the `.crate` bytes registered for (name, version) at
+//! whatever path the current `dl` template expands to. Every request path
 //! is recorded. Faults can be injected per path: answer a status N times, close the connection
 //! without answering N times, or serve tampered bytes. The server stops when dropped.
 #![allow(dead_code)]
@@ -34,6 +36,8 @@ enum Fault {
 struct State {
     crates: HashMap<(String, String), Vec<u8>>,
     tampered: HashMap<(String, String), Vec<u8>>,
+    yanked: std::collections::HashSet<(String, String)>,
+    unlisted: std::collections::HashSet<(String, String)>,
     faults: HashMap<String, VecDeque<Fault>>,
     /// `dl` value; `{base}` is replaced by `http://127.0.0.1:PORT`.
     dl_template: String,
@@ -101,6 +105,29 @@ impl RegistryDouble {
         self.lock()
             .crates
             .insert((name.to_owned(), version.to_owned()), bytes.to_vec());
+    }
+
+    /// Marks (name, version) yanked in its index entry.
+    pub fn yank(&self, name: &str, version: &str) {
+        self.lock().yanked.insert((name.to_owned(), version.to_owned()));
+    }
+
+    /// Leaves (name, version) out of its index entry (it can still be downloaded).
+    pub fn unlist(&self, name: &str, version: &str) {
+        self.lock().unlisted.insert((name.to_owned(), version.to_owned()));
+    }
+
+    /// The path of a crate's index entry, by cargo's rule (an implementation independent of
+    /// velaris').
+    pub fn index_path(name: &str) -> String {
+        let n = name.to_lowercase();
+        let dir = match n.len() {
+            1 => "1".to_owned(),
+            2 => "2".to_owned(),
+            3 => format!("3/{}", &n[..1]),
+            _ => format!("{}/{}", &n[..2], &n[2..4]),
+        };
+        format!("/index/{dir}/{n}")
     }
 
     /// Serves `bytes` instead of the registered ones for (name, version).
@@ -253,6 +280,33 @@ fn respond(st: &State, addr: SocketAddr, path: &str) -> (u16, Vec<(String, Strin
             ),
         };
         return (200, json, body.into_bytes());
+    }
+    if path.starts_with("/index/") {
+        let name = path.rsplit('/').next().unwrap_or("");
+        let mut versions: Vec<(&String, &Vec<u8>)> = st
+            .crates
+            .iter()
+            .filter(|((n, v), _)| {
+                n.to_lowercase() == name && RegistryDouble::index_path(n) == path && !st.unlisted.contains(&(n.clone(), v.clone()))
+            })
+            .map(|((_, v), b)| (v, b))
+            .collect();
+        if versions.is_empty() {
+            return (404, Vec::new(), b"not found".to_vec());
+        }
+        versions.sort();
+        let mut body = String::new();
+        for (v, bytes) in versions {
+            let real = st.crates.keys().find(|(n, vv)| n.to_lowercase() == name && vv == v).map(|(n, _)| n.clone()).unwrap_or_default();
+            let yanked = st.yanked.contains(&(real.clone(), v.clone()));
+            body.push_str(&format!(
+                "{{\"name\":{},\"vers\":{},\"deps\":[],\"cksum\":\"{}\",\"features\":{{}},\"yanked\":{yanked}}}\n",
+                json_string(&real),
+                json_string(v),
+                sha256_hex(bytes)
+            ));
+        }
+        return (200, Vec::new(), body.into_bytes());
     }
     let template = st.dl_template.replace("{base}", &base);
     for ((name, version), bytes) in &st.crates {
