@@ -383,6 +383,7 @@ fixtures! {
     open_options_read,
     open_options_write,
     parse_error,
+    paste_identifiers,
     path_attr_module,
     path_exists,
     path_join_only,

@@ -554,6 +554,10 @@ impl<'a> Loader<'a> {
     }
 
     fn load_items(&mut self, m: ModId, fid: FileId, items: Vec<Item>, mut scope: Textual, depth: usize) -> Textual {
+        // A `paste!` is paste's unless a `macro_rules!` of that name is in scope.
+        fn resolve_none(l: &Loader, mac: &syn::ItemMacro, scope: &Textual) -> bool {
+            l.resolve_early(&mac.mac.path, scope).is_none()
+        }
         let file = self.files[fid].clone();
         for mut item in items {
             let alternatives = match &item {
@@ -579,6 +583,13 @@ impl<'a> Loader<'a> {
                     match expand_cfg_if(&mac.mac, self.cfg, &file, &mut self.sink) {
                         Some(items) => scope = self.load_items(m, fid, items, scope, depth),
                         None => self.push_entry(m, fid, Item::Macro(mac), &scope),
+                    }
+                }
+                Item::Macro(mac) if mac.ident.is_none() && macros::is_paste(&mac.mac.path) && resolve_none(self, &mac, &scope) => {
+                    match macros::paste(&mac.mac.tokens).and_then(|t| macros::parse_items(t).map_err(|e| e.to_string())) {
+                        Ok(items) if depth < self.ex.recursion_limit.get() => scope = self.load_items(m, fid, items, scope, depth + 1),
+                        // The visitor reports it, with the reason.
+                        Ok(_) | Err(_) => self.push_entry(m, fid, Item::Macro(mac), &scope),
                     }
                 }
                 Item::Macro(mac) if mac.ident.is_none() && is_include(&mac.mac.path) => {

@@ -342,6 +342,105 @@ pub(crate) fn hidden_code(ts: &TokenStream) -> Option<String> {
     None
 }
 
+/// Whether a macro path names the `paste` crate's `paste!` (`paste!`, `paste::paste!`, and
+/// its older names `paste::item!` / `paste::expr!`), expanded by its exact rule.
+pub(crate) fn is_paste(path: &syn::Path) -> bool {
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segs.as_slice() {
+        [n] => n == "paste",
+        [k, n] => k == "paste" && matches!(n.as_str(), "paste" | "item" | "expr"),
+        _ => false,
+    }
+}
+
+/// `paste!`'s rule: every `[< .. >]` becomes one identifier, the concatenation of the
+/// identifiers, literals and `_`s inside, each optionally changed by `:lower`, `:upper`,
+/// `:snake` or `:camel`.
+pub(crate) fn paste(ts: &TokenStream) -> Result<TokenStream, String> {
+    use proc_macro2::{Delimiter, Group};
+    let mut out = Vec::new();
+    for tt in ts.clone() {
+        match tt {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => {
+                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                let is_paste = matches!(inner.first(), Some(TokenTree::Punct(p)) if p.as_char() == '<')
+                    && matches!(inner.last(), Some(TokenTree::Punct(p)) if p.as_char() == '>')
+                    && inner.len() >= 3;
+                if is_paste {
+                    out.push(TokenTree::Ident(paste_ident(&inner[1..inner.len() - 1], g.span())?));
+                } else {
+                    let mut ng = Group::new(Delimiter::Bracket, paste(&g.stream())?);
+                    ng.set_span(g.span());
+                    out.push(TokenTree::Group(ng));
+                }
+            }
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), paste(&g.stream())?);
+                ng.set_span(g.span());
+                out.push(TokenTree::Group(ng));
+            }
+            other => out.push(other),
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
+fn paste_ident(parts: &[TokenTree], span: Span) -> Result<Ident, String> {
+    let mut name = String::new();
+    let mut i = 0;
+    while i < parts.len() {
+        let mut piece = match &parts[i] {
+            TokenTree::Ident(id) => id.to_string().trim_start_matches("r#").to_string(),
+            TokenTree::Literal(l) => {
+                let s = l.to_string();
+                s.strip_prefix('"').and_then(|x| x.strip_suffix('"')).map_or(s.clone(), str::to_string)
+            }
+            TokenTree::Punct(p) if p.as_char() == '_' => "_".to_string(),
+            TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::None => g.stream().to_string().replace(' ', ""),
+            other => return Err(format!("paste!: unexpected `{other}` inside `[< >]`")),
+        };
+        i += 1;
+        // `:lower` and friends apply to the segment before them.
+        while let (Some(TokenTree::Punct(c)), Some(TokenTree::Ident(m))) = (parts.get(i), parts.get(i + 1)) {
+            if c.as_char() != ':' {
+                break;
+            }
+            piece = match m.to_string().as_str() {
+                "lower" => piece.to_lowercase(),
+                "upper" => piece.to_uppercase(),
+                "snake" => snake(&piece),
+                "camel" => camel(&piece),
+                other => return Err(format!("paste!: unknown modifier `:{other}`")),
+            };
+            i += 2;
+        }
+        name.push_str(&piece);
+    }
+    syn::parse_str::<Ident>(&name).map(|mut id| {
+        id.set_span(span);
+        id
+    })
+    .map_err(|_| format!("paste!: `{name}` is not an identifier"))
+}
+
+fn snake(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_uppercase() && i > 0 && !out.ends_with('_') {
+            out.push('_');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+fn camel(s: &str) -> String {
+    s.split('_').filter(|p| !p.is_empty()).map(|p| {
+        let mut c = p.chars();
+        c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
+    }).collect()
+}
+
 fn parse_all<T>(ts: TokenStream, what: &'static str, f: impl Fn(syn::parse::ParseStream) -> syn::Result<T>) -> Result<Vec<T>, ExpandFailure> {
     syn::parse::Parser::parse2(
         |input: syn::parse::ParseStream| {

@@ -381,6 +381,13 @@ impl<'a> Analyzer<'a> {
             }
             self.macros = scope.clone();
             let Some(def) = self.resolve_macro(&mac.path) else {
+                if macros::is_paste(&mac.path) && self.depth + depth < limit {
+                    match macros::paste(&mac.tokens).map_err(|e| e.to_string()).and_then(|t| macros::parse_stmts(t).map_err(|e| e.to_string())) {
+                        Ok(inner) => self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1),
+                        Err(e) => self.fail(mac, "paste", e, mac.tokens.clone()),
+                    }
+                    continue;
+                }
                 // A built-in or unknown macro: visited as it is.
                 out.push((s, scope.clone()));
                 continue;
@@ -439,6 +446,12 @@ impl<'a> Analyzer<'a> {
             Ok(t) => t,
             Err(e) => return self.fail(mac, &def.name, e.to_string(), mac.tokens.clone()),
         };
+        self.visit_expansion(mac, &def.name, out, pos);
+    }
+
+    /// Visit what an expansion of `name!` produced, parsed for the position it stands in; a
+    /// failure to parse is `unanalyzed` at the invocation, the tokens scanned.
+    fn visit_expansion(&mut self, mac: &syn::Macro, name: &str, out: TokenStream, pos: Pos) {
         self.depth += 1;
         let parsed = match &pos {
             Pos::Expr => match macros::parse_expr(out.clone()) {
@@ -458,7 +471,7 @@ impl<'a> Analyzer<'a> {
                         self.add(
                             Capability::Unanalyzed,
                             macros::call_site(&mac.path),
-                            format!("`mod {};` produced by `{}!` here is not loaded", m.ident, def.name),
+                            format!("`mod {};` produced by `{name}!` here is not loaded", m.ident),
                         );
                     }
                 }
@@ -473,7 +486,7 @@ impl<'a> Analyzer<'a> {
         };
         self.depth -= 1;
         if let Err(e) = parsed {
-            self.fail(mac, &def.name, e.to_string(), out);
+            self.fail(mac, name, e.to_string(), out);
         }
     }
 
@@ -517,6 +530,13 @@ impl<'a> Analyzer<'a> {
         }
         if let Some(def) = self.resolve_macro(&mac.path) {
             return self.expand_and_visit(mac, &def, pos);
+        }
+        if macros::is_paste(&mac.path) {
+            match macros::paste(&mac.tokens) {
+                Ok(out) if self.depth < self.r.ex.recursion_limit.get() => return self.visit_expansion(mac, "paste", out, pos),
+                Ok(_) => return self.fail(mac, "paste", macros::ExpandFailure::Recursion(self.r.ex.recursion_limit.get()).to_string(), mac.tokens.clone()),
+                Err(e) => return self.fail(mac, "paste", e, mac.tokens.clone()),
+            }
         }
         let item_position = pos != Pos::Expr;
         if loader::is_cfg_if(&mac.path) && !item_position {

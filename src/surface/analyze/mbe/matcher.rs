@@ -318,13 +318,28 @@ fn parse_fragment(frag: Frag, input: ParseStream, tok: &Tok, n: usize, tts: Vec<
         Frag::Ty => input.parse::<syn::Type>().is_ok(),
         Frag::Pat => syn::Pat::parse_multi_with_leading_vert(input).is_ok(),
         Frag::PatParam => syn::Pat::parse_single(input).is_ok(),
-        Frag::Path => input.parse::<syn::Path>().is_ok(),
+        Frag::Path => {
+            // A type path may end in parenthesized arguments (`FnMut(St::Item) -> U`), which
+            // syn reads only as a trait bound.
+            use syn::parse::discouraged::Speculative;
+            let fork = input.fork();
+            match fork.parse::<syn::TraitBound>() {
+                Ok(b) if b.lifetimes.is_none() && matches!(b.modifier, syn::TraitBoundModifier::None) && b.paren_token.is_none() => {
+                    input.advance_to(&fork);
+                    true
+                }
+                _ => input.parse::<syn::Path>().is_ok(),
+            }
+        }
         Frag::Meta => input.parse::<syn::Meta>().is_ok(),
         Frag::Vis => input.parse::<syn::Visibility>().is_ok(),
         Frag::Block => input.parse::<syn::Block>().is_ok(),
         Frag::Item => input.parse::<syn::Item>().is_ok(),
         Frag::Stmt => {
-            if input.peek(syn::Token![let]) {
+            if input.peek(syn::Token![;]) {
+                // `;` alone is an (empty) statement.
+                input.parse::<syn::Token![;]>().is_ok()
+            } else if input.peek(syn::Token![let]) {
                 parse_let(input).is_ok()
             } else if input.fork().parse::<syn::Item>().is_ok() {
                 input.parse::<syn::Item>().is_ok()

@@ -149,6 +149,9 @@ fn every_fragment_specifier() {
     assert_eq!(e("$x:stmt", "let x = 1").unwrap(), "[let x = 1]");
     assert_eq!(e("$x:stmt", "f(x)").unwrap(), "[f (x)]");
     assert_eq!(e("$x:path", "std::vec::Vec<u8>").unwrap(), "[«std :: vec :: Vec < u8 >»]");
+    assert_eq!(e("$x:path", "FnMut(St::Item) -> U").unwrap(), "[«FnMut (St :: Item) -> U»]");
+    // `;` alone is a statement (axum's `$($stmt:stmt)*` over `a = b; c;`).
+    assert_eq!(expand("($($s:stmt)*) => { $([$s])* }", "a = b; c;").unwrap(), "[a = b] [;] [c] [;]");
     assert_eq!(e("$x:ty", "dyn A + Send").unwrap(), "[«dyn A + Send»]");
     assert_eq!(e("$x:ty", "&dyn A + B"), Err(ExpandError::NoArm), "rustc rejects the ambiguous `+` too");
     assert_eq!(e("$x:item", "struct S;").unwrap(), "[«struct S ;»]");
