@@ -50,6 +50,8 @@ pub enum DepsDiffError {
     Lock(#[from] LockError),
     #[error("failed to read {path}")]
     Read { path: String, source: std::io::Error },
+    #[error(transparent)]
+    File(#[from] crate::fsio::FileError),
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]
@@ -137,8 +139,7 @@ fn parse(text: Option<String>, origin: &str) -> Result<Lockfile, DepsDiffError> 
 }
 
 fn read_file(path: &Path) -> Result<String, DepsDiffError> {
-    std::fs::read_to_string(path)
-        .map_err(|source| DepsDiffError::Read { path: path.display().to_string(), source })
+    Ok(crate::fsio::read_text(path, crate::fsio::TEXT_CAP, "a lockfile")?)
 }
 
 /// Load the lockfile pairs the input names, with labels for base and head.
@@ -169,7 +170,9 @@ fn load(config: &Config) -> Result<(String, String, Vec<LockPair>), DepsDiffErro
                 let new_text = match &head_commit {
                     Some(c) => repo.read_at(c, &path)?,
                     None => {
+                        // A work-tree lockfile that is a link out of the repository is refused.
                         let full = repo.root().join(&path);
+                        crate::fsio::contained(repo.root(), &full)?;
                         if full.exists() { Some(read_file(&full)?) } else { None }
                     }
                 };
@@ -271,7 +274,7 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
             if matches!(f.origin, Origin::Network(_)) {
                 // A cache that cannot be written costs speed next time, not correctness.
                 if let Err(e) = fetcher.store(r, &f.bytes) {
-                    eprintln!("warning: could not cache {} {}: {e}", r.name, r.version);
+                    eprintln!("warning: could not cache {} {}: {}", r.name, r.version, crate::message::chain(&e));
                 }
             }
         }

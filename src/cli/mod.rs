@@ -12,7 +12,7 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use velaris::exit_codes;
+use velaris::{exit_codes, message};
 
 #[derive(Parser, Debug)]
 #[command(name = "velaris", version, about = "Keep a sandbox's grants honest: capability ratchet and dependency diff")]
@@ -83,7 +83,11 @@ pub fn main() -> i32 {
         Err(e) => {
             let code = exit_codes::for_error(&e);
             let mut err = anstream::stderr();
-            let _ = writeln!(err, "error: {}", velaris::report::escape::source(&format!("{e:#}")));
+            // Each cause once, credentials out of URLs, no line of echoed input longer than a
+            // screenful, control characters escaped.
+            let text = message::chain(e.as_ref());
+            let text = message::clip_lines(&message::redact(&text)).into_owned();
+            let _ = writeln!(err, "error: {}", velaris::report::escape::source(&text));
             code
         }
     }

@@ -52,6 +52,8 @@ pub enum SurfaceError {
     Config(String),
     #[error("failed to read {path}")]
     Read { path: String, source: std::io::Error },
+    #[error(transparent)]
+    File(#[from] crate::fsio::FileError),
 }
 
 impl SurfaceError {
@@ -124,7 +126,7 @@ pub fn read_dir_tree(dir: &Path) -> Result<FileTree, SurfaceError> {
                 if meta.len() > package::FILE_CAP {
                     continue;
                 }
-                let bytes = std::fs::read(&path).map_err(|source| SurfaceError::Read { path: path.display().to_string(), source })?;
+                let bytes = crate::fsio::read_bytes(&path, package::FILE_CAP, "a source file")?;
                 let rel = path.strip_prefix(base).unwrap_or(&path);
                 let rel: Vec<&str> = rel.components().filter_map(|c| c.as_os_str().to_str()).collect();
                 out.insert(rel.join("/"), bytes);
@@ -171,7 +173,7 @@ fn fetch_sources(config: &Config, ws: &Workspace) -> Result<Sources, SurfaceErro
         let (manifest, files) = result?;
         if matches!(f.origin, crate::registry::Origin::Network(_)) {
             if let Err(e) = fetcher.store(r, &f.bytes) {
-                eprintln!("warning: could not cache {} {}: {e}", r.name, r.version);
+                eprintln!("warning: could not cache {} {}: {}", r.name, r.version, crate::message::chain(&e));
             }
         }
         let key = (r.name.clone(), r.version.clone());
@@ -458,8 +460,7 @@ pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
     fingerprint.update(super::rules::BUILTIN_RULES_TOML.as_bytes());
     let owned_rules;
     let rules: &Rules = if overlay_path.exists() {
-        let text = std::fs::read_to_string(&overlay_path)
-            .map_err(|source| SurfaceError::Read { path: overlay_path.display().to_string(), source })?;
+        let text = crate::fsio::read_text(&overlay_path, crate::fsio::TEXT_CAP, "a rules overlay")?;
         fingerprint.update([0]);
         fingerprint.update(text.as_bytes());
         owned_rules = Rules::with_overlay(&text, OVERLAY_FILE).map_err(|e| SurfaceError::Config(e.to_string()))?;

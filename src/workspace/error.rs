@@ -7,12 +7,14 @@ use crate::lockfile::LockError;
 /// A workspace that cannot be loaded or resolved. Every message names the file at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    #[error("cannot read {}: {source}", .path.display())]
+    #[error("cannot read {}", .path.display())]
     Read {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    File(#[from] crate::fsio::FileError),
     /// A manifest that is not valid TOML; `at` is the 1-based line and column.
     #[error("{}: invalid toml: {message}", place(.origin, *.at))]
     Toml {
