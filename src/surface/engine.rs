@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use super::analyze::{self, CrateAnalysis, CrateInput, Exports};
+use super::cache::ResultCache;
 use super::cfg::CfgEnv;
 use super::model::{Capability, CrateSurface, Finding, ProgramSurface, Scope, Surface};
 use super::rules::Rules;
@@ -181,54 +182,6 @@ fn fetch_sources(config: &Config, ws: &Workspace) -> Result<Sources, SurfaceErro
         sources.crates.insert(key, Crated { bytes: f.bytes, manifest, files });
     }
     Ok(sources)
-}
-
-/// Where analysis results are cached: `<cache>/surface/<key>.json`.
-struct ResultCache {
-    dir: Option<PathBuf>,
-    /// sha256 of the rules in force (built-in table and overlay): new rules, new results.
-    rules: String,
-}
-
-impl ResultCache {
-    fn key(&self, checksum: &str, unit: &Unit, target: &str, deps: &[(String, Exports)]) -> String {
-        let mut h = Sha256::new();
-        for part in [ANALYZER_VERSION, self.rules.as_str(), checksum, target, unit.root.as_str(), unit.crate_name.as_str()] {
-            h.update(part.as_bytes());
-            h.update([0]);
-        }
-        h.update(format!("{:?}{:?}", unit.kind, unit.scope).as_bytes());
-        for f in &unit.features {
-            h.update(f.as_bytes());
-            h.update([1]);
-        }
-        // What a crate resolves through its dependencies is part of its result.
-        for (name, ex) in deps {
-            h.update(name.as_bytes());
-            h.update(serde_json::to_string(ex).unwrap_or_default().as_bytes());
-        }
-        format!("{:x}", h.finalize())
-    }
-
-    fn get(&self, key: &str) -> Option<CrateAnalysis> {
-        let path = self.dir.as_ref()?.join(format!("{key}.json"));
-        let text = std::fs::read_to_string(path).ok()?;
-        serde_json::from_str(&text).ok()
-    }
-
-    fn put(&self, key: &str, a: &CrateAnalysis) {
-        let Some(dir) = &self.dir else { return };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
-        }
-        let Ok(text) = serde_json::to_string(a) else { return };
-        if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) {
-            use std::io::Write;
-            if tmp.write_all(text.as_bytes()).is_ok() {
-                let _ = tmp.persist(dir.join(format!("{key}.json")));
-            }
-        }
-    }
 }
 
 fn unanalyzed(file: &str, scope: Scope, why: String) -> Finding {
