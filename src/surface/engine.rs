@@ -255,7 +255,8 @@ fn analyze_all(
     for lv in 0..=max_level {
         let todo: Vec<usize> = (0..n).filter(|&i| level[i] == lv).collect();
         let err: Mutex<Option<SurfaceError>> = Mutex::new(None);
-        crate::depsdiff::parallel_map(&todo, cpus, |&i| {
+        // On large-stack threads: deeply nested source must not overflow a stack (guard.rs).
+        super::guard::parallel_map(&todo, cpus, |&i| {
             let unit = &graph.units[i];
             let deps: Vec<(String, Exports)> = unit
                 .deps

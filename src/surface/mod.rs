@@ -5,6 +5,8 @@
 //!   (data/rules.toml, compiled in) and the user overlay.
 //! - [`cfg`]: target and feature cfg evaluation.
 //! - [`analyze`]: one crate's findings, from its source tree.
+//! - [`guard`]: what source may be parsed (nesting depth, size) and the large-stack threads
+//!   analysis runs on.
 //! - [`engine`]: the whole run, from a workspace on disk to its [`Surface`]; `cache` keeps
 //!   its per-unit results, each entry tagged and checked on read.
 //! - [`render`]: human, JSON and `explain` output.
@@ -16,6 +18,7 @@ pub mod analyze;
 mod cache;
 pub mod cfg;
 pub mod engine;
+pub mod guard;
 pub mod model;
 pub mod render;
 pub mod rules;

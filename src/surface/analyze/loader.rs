@@ -107,6 +107,10 @@ pub(crate) fn include_literal(tokens: &TokenStream) -> Option<String> {
 
 /// Parse a file's text; failures become `unanalyzed` findings at the error.
 pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink) -> Option<syn::File> {
+    if let Err(refused) = crate::surface::guard::admit(bytes) {
+        sink.add_at(Capability::Unanalyzed, file, refused.line, refused.column, refused.to_string());
+        return None;
+    }
     let Ok(text) = std::str::from_utf8(bytes) else {
         sink.add_at(Capability::Unanalyzed, file, 1, 1, "source file is not UTF-8");
         return None;
