@@ -72,15 +72,16 @@ fn deepest_admitted(shape: &str, limit: u64) -> usize {
 }
 
 /// The estimate is an upper bound: whatever it admits, an analysis thread's stack holds, with
-/// every frame of a debug build. Checked on threads of 16 MiB (where a quarter, 4 MiB, is
-/// admitted), so that it takes seconds: the estimate scales linearly with depth, and a small
-/// stack leaves less room for the frames below the analysis than the real one. A weight that
-/// is too small aborts this test with a stack overflow.
+/// every frame of a debug build. Checked with a margin of 1.5 instead of the 4 of production
+/// (an estimate of up to 8 MiB admitted on threads of 12 MiB), so that a weight well below what
+/// a shape uses aborts this test with a stack overflow, and on small stacks, so that it takes
+/// seconds: the estimate grows linearly with depth, and a small stack leaves less room for the
+/// frames below the analysis than the real one.
 #[test]
 fn the_deepest_nesting_the_guard_admits_fits_the_stack() {
-    let stack = 16 * 1024 * 1024;
-    for shape in nesting::SHAPES.iter().map(|s| s.0).chain(nesting::MIXED.iter().copied()) {
-        let depth = deepest_admitted(shape, stack as u64 / 4);
+    let (stack, limit) = (12 * 1024 * 1024, 8 * 1024 * 1024);
+    for shape in nesting::SHAPES.iter().map(|s| s.0).chain(nesting::MORE.iter().copied()) {
+        let depth = deepest_admitted(shape, limit);
         let run = |d: usize| {
             let tree: FileTree = [("src/lib.rs".to_string(), nesting::source(shape, d).into_bytes())].into();
             let cfg = CfgEnv::for_target("x86_64-unknown-linux-gnu", &BTreeSet::new()).unwrap();
@@ -94,7 +95,7 @@ fn the_deepest_nesting_the_guard_admits_fits_the_stack() {
                 deps: &deps,
                 rules: Rules::builtin(),
             };
-            guard::parallel_map_with_stack(&[()], 1, stack, |_| analyze(&input).findings).pop().unwrap()
+            guard::parallel_map_with_limit(&[()], 1, stack, Some(limit), |_| analyze(&input).findings).pop().unwrap()
         };
         let findings = run(depth);
         assert!(unanalyzed(&findings).is_empty(), "{shape} at {depth}: {findings:?}");

@@ -39,14 +39,17 @@ pub const STACK_SIZE: usize = 256 * 1024 * 1024;
 
 /// The most stack (as estimated) a file may need on a thread of [`STACK_SIZE`]: a quarter of
 /// it, a margin for frames the estimate does not model. The deepest shapes rustc 1.95 accepts
-/// with its default stack are estimated at: nested macro tokens (10,500 levels) 52 MiB,
-/// `else if` chains (12,700) 37 MiB, generics (4,100) 32 MiB, nested attributes (4,700)
-/// 23 MiB, method chains (5,300) 16 MiB, fn pointers (2,200) 12 MiB, patterns (2,400) 12 MiB,
-/// binary operators (5,300) 8 MiB, blocks (780) 7 MiB, parentheses (1,200) 6 MiB.
+/// with its default stack are estimated at: generics (4,100 levels) 56 MiB, nested macro
+/// tokens (10,500) 52 MiB, `else if` chains (12,700) 37 MiB, nested attributes (4,700)
+/// 23 MiB, method chains (5,300) 15 MiB, fn pointers (2,200) 15 MiB, patterns (2,400)
+/// 12 MiB, references (2,900) 11 MiB, binary operators (5,300) 10 MiB, blocks (780) 8 MiB,
+/// parentheses (1,200) 6 MiB.
 pub const STACK_LIMIT: u64 = 64 * MIB;
 
-/// The estimate limit on a thread that is not an analysis thread (a default 2 MiB stack).
-const DEFAULT_LIMIT: u64 = 512 * KIB;
+/// The estimate limit on a thread that is not an analysis thread: none, since its stack size is
+/// unknown. Only analysis threads ([`parallel_map`]) are protected against deep nesting, and
+/// the engine runs every analysis on one.
+const DEFAULT_LIMIT: u64 = u64::MAX;
 
 /// Largest source file analyzed. A 10 MB file takes the analyzer about 1.5 GB; real source
 /// files, generated ones included, are rarely above 2 MB.
@@ -64,21 +67,33 @@ thread_local! {
     static LEASE: RefCell<Option<Lease<'static>>> = const { RefCell::new(None) };
 }
 
-// Weights: the stack, in bytes, one level of each shape may take.
+// Weights: the stack, in bytes, one level of a shape may take, at least 1.2 times what a debug
+// build was measured to use per level (benchmark/hostile `nesting`): parentheses 3.1 KiB,
+// brackets 3.1, array types 2.3; blocks 5.1, modules 7.7, `if` 6.4, struct literals 5.1,
+// `async` blocks 6.7; generics 7.4, turbofish 11.3, `Box<dyn Fn() -> …>` 12.8; references in
+// types 3.1 (in expressions 0.7); `!`, `-`, `*` 1.4; binary operators, casts, fields, `?` 0.7;
+// assignments 1.9; calls and indexing 0.8; closures 4.0; `fn() ->` 4.9, `impl Fn() ->` 5.4;
+// `return` 2.5; method calls 0.1; `else if` 0.5.
 /// Inside `(…)` or `[…]`.
-const NEST_PAREN: u64 = 3 * KIB + 512;
-/// Inside `{…}` (blocks, modules, bodies).
-const NEST_BRACE: u64 = 8 * KIB;
+const NEST_PAREN: u64 = 4 * KIB;
+/// Inside `{…}` (blocks, modules, bodies, struct literals).
+const NEST_BRACE: u64 = 10 * KIB;
 /// A group in a chain (`f()()`, `a[0][0]`, `x.f()`).
-const GROUP: u64 = 3 * KIB / 2;
-/// An operator, `.`, `?`, `as`, `else`, a prefix.
-const CHAIN: u64 = 3 * KIB / 2;
+const GROUP: u64 = KIB;
+/// An operator, `.`, `?`, `as`, `else`, `!`, `-`.
+const CHAIN: u64 = 2 * KIB;
+/// `&` and `*` (references and pointers, in types too).
+const REF: u64 = 4 * KIB;
+/// `=` and compound assignments.
+const ASSIGN: u64 = 5 * KIB / 2;
 /// `return`, `break`, `yield`, `become`.
-const JUMP: u64 = 3 * KIB;
-/// A closure (`|…|`, `||`, `move`) or a function type's `->`.
-const CLOSURE: u64 = 4 * KIB;
-/// One open generic `<`.
-const ANGLE: u64 = 8 * KIB;
+const JUMP: u64 = 7 * KIB / 2;
+/// A closure (`|…|`, `||`, `move`).
+const CLOSURE: u64 = 5 * KIB;
+/// A function type's or closure's `->`.
+const ARROW: u64 = 6 * KIB;
+/// One open generic `<` (its token also counts as [`CHAIN`]).
+const ANGLE: u64 = 12 * KIB;
 
 /// Why a file is not analyzed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -354,10 +369,12 @@ pub fn estimate(src: &[u8]) -> (u64, usize) {
                     level.reset();
                     (2, 0, 0, Prev::Start)
                 } else if rest.starts_with(b"->") {
-                    (2, CLOSURE, 0, Prev::Start)
+                    (2, ARROW, 0, Prev::Start)
                 } else if rest.starts_with(b"::") {
                     (2, 0, 0, Prev::Start)
-                } else if rest.starts_with(b"<<=") || rest.starts_with(b">>=") || rest.starts_with(b"..=") || rest.starts_with(b"...") {
+                } else if rest.starts_with(b"<<=") || rest.starts_with(b">>=") {
+                    (3, ASSIGN, 0, Prev::Start)
+                } else if rest.starts_with(b"..=") || rest.starts_with(b"...") {
                     (3, CHAIN, 0, Prev::Start)
                 } else if rest.starts_with(b"<<") {
                     // Two generic openings (`Vec<<T as Tr>::A>`) or a shift: counted both ways.
@@ -368,11 +385,13 @@ pub fn estimate(src: &[u8]) -> (u64, usize) {
                     (2, CHAIN, 0, Prev::Start)
                 } else if rest.starts_with(b"&&") {
                     // `&&x` is two references.
-                    (2, 2 * CHAIN, 0, Prev::Start)
+                    (2, 2 * REF, 0, Prev::Start)
                 } else if rest.starts_with(b"||") {
                     let w = if level.prev == Prev::Operand { CHAIN } else { CLOSURE };
                     (2, w, 0, Prev::Start)
-                } else if rest.starts_with(b"..") || (rest.len() >= 2 && rest[1] == b'=' && b"+-*/%^&|".contains(&rest[0])) {
+                } else if rest.len() >= 2 && rest[1] == b'=' && b"+-*/%^&|".contains(&rest[0]) {
+                    (2, ASSIGN, 0, Prev::Start)
+                } else if rest.starts_with(b"..") {
                     (2, CHAIN, 0, Prev::Start)
                 } else {
                     match b {
@@ -390,9 +409,9 @@ pub fn estimate(src: &[u8]) -> (u64, usize) {
                             }
                         }
                         b'?' => (1, CHAIN, 0, Prev::Operand),
-                        b'.' | b'!' | b'-' | b'+' | b'*' | b'/' | b'%' | b'^' | b'&' | b'=' | b'@' => {
-                            (1, CHAIN, 0, Prev::Start)
-                        }
+                        b'&' | b'*' => (1, REF, 0, Prev::Start),
+                        b'=' => (1, ASSIGN, 0, Prev::Start),
+                        b'.' | b'!' | b'-' | b'+' | b'/' | b'%' | b'^' | b'@' => (1, CHAIN, 0, Prev::Start),
                         // `#`, `$`, `~`, `:` and anything else: no nesting of their own.
                         _ => (1, 0, 0, Prev::Start),
                     }
@@ -515,6 +534,19 @@ pub fn parallel_map_with_stack<T: Sync, R: Send>(
     stack: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
+    parallel_map_with_limit(items, jobs, stack, None, f)
+}
+
+/// [`parallel_map`] on threads of `stack` bytes where [`admit`] allows an estimate of `limit`
+/// (`None`: a quarter of the stack of the thread that could be created). For measurements and
+/// tests of the estimate; production uses [`parallel_map`].
+pub fn parallel_map_with_limit<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    stack: usize,
+    limit: Option<u64>,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let next = AtomicUsize::new(0);
     let workers = jobs.min(items.len()).max(1);
     let work = || {
@@ -531,10 +563,15 @@ pub fn parallel_map_with_stack<T: Sync, R: Send>(
     };
     let done: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
+        let requested = stack;
         for _ in 0..workers {
             let mut stack = stack;
             let handle = loop {
-                let limit = (stack as u64 / 4).min(STACK_LIMIT);
+                // A quarter of the stack; a given limit only on a stack of the size asked for.
+                let limit = match limit {
+                    Some(l) if stack == requested => l,
+                    _ => (stack as u64 / 4).min(STACK_LIMIT),
+                };
                 let spawned = std::thread::Builder::new()
                     .name("velaris-analysis".into())
                     .stack_size(stack)
@@ -554,8 +591,11 @@ pub fn parallel_map_with_stack<T: Sync, R: Send>(
             }
         }
         if handles.is_empty() {
-            // Not even a small thread: work here, within this thread's default limit.
-            return vec![work()];
+            // Not even a small thread: work here, with the limit of the smallest one tried.
+            let limit = LIMIT.with(|l| l.replace(2 * MIB));
+            let out = vec![work()];
+            LIMIT.with(|l| l.set(limit));
+            return out;
         }
         handles.into_iter().map(|h| h.join().expect("analysis worker panicked")).collect()
     });

@@ -36,8 +36,13 @@ pub fn compile_depth(shape: &str, depth: usize) -> usize {
     }
 }
 
-/// Shapes mixed in one nesting, for the frames between shapes (not measured against rustc).
-pub const MIXED: &[&str] = &["mixed", "mixed-types"];
+/// More shapes, for the stack bound only: each parses, not all would compile (`x.a.a`, `x??`),
+/// and several shapes mixed in one nesting, for the frames between shapes.
+pub const MORE: &[&str] = &[
+    "fields", "calls", "index", "tries", "assign", "compound", "derefs", "negs", "turbofish", "qself",
+    "typerefs", "implfn", "dyns", "structlit", "matches", "arraytypes", "tupleindex", "asyncblocks",
+    "mixed", "mixed-types",
+];
 
 /// A library file nesting `shape` `n` levels deep.
 pub fn source(shape: &str, n: usize) -> String {
@@ -62,6 +67,24 @@ pub fn source(shape: &str, n: usize) -> String {
         "fnptr" => format!("pub type T = {}i32;\n", r("fn() -> ", n)),
         "patterns" => format!("pub fn f() {{ let {}_x{} = 1; }}\n", r("(", n), r(")", n)),
         "returns" => format!("pub fn f() -> i32 {{ {}1 }}\n", r("return ", n)),
+        "fields" => format!("pub fn f(x: X) {{ x{}; }}\n", r(".a", n)),
+        "calls" => format!("pub fn f() {{ g{}; }}\n", r("()", n)),
+        "index" => format!("pub fn f() {{ a{}; }}\n", r("[0]", n)),
+        "tries" => format!("pub fn f() {{ x{}; }}\n", r("?", n)),
+        "assign" => format!("pub fn f() {{ {}1; }}\n", r("a = ", n)),
+        "compound" => format!("pub fn f() {{ {}1; }}\n", r("a += ", n)),
+        "derefs" => format!("pub fn f() {{ let _ = {}x; }}\n", r("*", n)),
+        "negs" => format!("pub fn f() {{ let _ = {}1; }}\n", r("- ", n)),
+        "turbofish" => format!("pub fn f() {{ g::<{}i32{}(); }}\n", r("Option<", n), r(">", n + 1)),
+        "qself" => format!("pub type T = {}X{};\n", r("<", n), r(" as A>::B", n)),
+        "typerefs" => format!("pub type T = {}i32;\n", r("&'static ", n)),
+        "implfn" => format!("pub fn f() -> {}i32 {{ loop {{}} }}\n", r("impl Fn() -> ", n)),
+        "dyns" => format!("pub type T = {}i32{};\n", r("Box<dyn Fn() -> ", n), r(">", n)),
+        "structlit" => format!("pub fn f() {{ let _ = {}1{}; }}\n", r("S { a: ", n), r(" }", n)),
+        "matches" => format!("pub fn f() {{ {}1{} }}\n", r("match x { _ => ", n), r(" }", n)),
+        "arraytypes" => format!("pub type T = {}i32{};\n", r("[", n), r("; 1]", n)),
+        "tupleindex" => format!("pub fn f() {{ x{}; }}\n", r(".0", n)),
+        "asyncblocks" => format!("pub fn f() {{ let _ = {}1{}; }}\n", r("async { ", n), r(" }", n)),
         // Several shapes in turn, for the frames between them.
         "mixed" => format!("pub fn f() {{ let _x = {}1{}; }}\n", r("( || { [ &", n), r(" ] } )", n)),
         "mixed-types" => format!("pub type T = {}i32{};\n", r("Option<(fn() -> [&'static ", n), r("; 1],)>", n)),
