@@ -18,7 +18,7 @@ use std::error::Error;
 pub const ECHO_MAX: usize = 120;
 
 /// How many characters one line of an error message may have before the rest is cut.
-pub const LINE_MAX: usize = 4096;
+pub const LINE_MAX: usize = 1000;
 
 /// `s`, or its first [`ECHO_MAX`] characters and a note of how many more there were.
 pub fn clip(s: &str) -> Cow<'_, str> {

@@ -48,6 +48,8 @@ use source::{CargoSources, Resolved, SparseIndex};
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// Cap for a registry's `config.json`.
 const CONFIG_JSON_MAX_BYTES: u64 = 1024 * 1024;
+/// How many characters of a URL messages and origins show.
+const URL_MAX: usize = 400;
 /// Default for [`FetchOptions::in_flight`].
 pub const DEFAULT_IN_FLIGHT: u64 = 256 * 1024 * 1024;
 
@@ -322,6 +324,16 @@ impl Fetcher {
     /// Fetches one package (what each [`Self::fetch_all`] worker does).
     pub fn fetch(&self, pkg: &PackageRef) -> Result<Fetched, FetchError> {
         let checksum = validate(pkg)?;
+        // What messages echo of the package: clipped (a version may be 100 KB long).
+        let shown = PackageRef {
+            name: crate::message::clip(&pkg.name).into_owned(),
+            version: crate::message::clip(&pkg.version).into_owned(),
+            ..pkg.clone()
+        };
+        self.fetch_checked(pkg, &shown, checksum)
+    }
+
+    fn fetch_checked(&self, pkg: &PackageRef, shown: &PackageRef, checksum: String) -> Result<Fetched, FetchError> {
         let file_name = format!("{}-{}.crate", pkg.name, pkg.version);
 
         // a. velaris' content-addressed cache: no configuration needed to look there.
@@ -352,8 +364,8 @@ impl Fetcher {
                 match cache::read_file_capped(&path, self.opts.max_bytes)? {
                     Some(bytes) => verified(pkg, &checksum, bytes, Origin::LocalRegistry(path)),
                     None => Err(FetchError::NotFound {
-                        name: pkg.name.clone(),
-                        version: pkg.version.clone(),
+                        name: shown.name.clone(),
+                        version: shown.version.clone(),
                         url: path.display().to_string(),
                     }),
                 }
@@ -367,13 +379,13 @@ impl Fetcher {
             } => {
                 if self.opts.offline {
                     return Err(FetchError::Offline {
-                        name: pkg.name.clone(),
-                        version: pkg.version.clone(),
+                        name: shown.name.clone(),
+                        version: shown.version.clone(),
                     });
                 }
                 let index = download.map_err(|reason| FetchError::UnsupportedSource {
-                    name: pkg.name.clone(),
-                    version: pkg.version.clone(),
+                    name: shown.name.clone(),
+                    version: shown.version.clone(),
                     source_id: crate::message::redact_url(&effective),
                     reason: crate::message::redact(&match &name {
                         Some(n) => format!("{reason} (source `{n}` after replacement)"),
@@ -383,27 +395,30 @@ impl Fetcher {
                 })?;
                 let dl = self.dl_template(&index)?;
                 let url = dl::download_url(&dl, &pkg.name, &pkg.version, &checksum);
-                let shown = crate::message::redact_url(&url);
+                let shown_url = crate::message::clip_to(&crate::message::redact_url(&url), URL_MAX).into_owned();
                 match self.net.get(&url, self.opts.max_bytes) {
-                    Ok(bytes) => verified(pkg, &checksum, bytes, Origin::Network(shown)),
+                    Ok(bytes) => verified(pkg, &checksum, bytes, Origin::Network(shown_url)),
                     Err(net::HttpFailure::NotFound { final_url }) => Err(FetchError::NotFound {
-                        name: pkg.name.clone(),
-                        version: pkg.version.clone(),
+                        name: shown.name.clone(),
+                        version: shown.version.clone(),
                         url: match final_url {
-                            Some(f) => format!("{shown} (redirected to {})", crate::message::redact_url(&f)),
-                            None => shown,
+                            Some(f) => format!(
+                                "{shown_url} (redirected to {})",
+                                crate::message::clip_to(&crate::message::redact_url(&f), URL_MAX)
+                            ),
+                            None => shown_url,
                         },
                     }),
                     Err(net::HttpFailure::TooLarge { limit }) => Err(FetchError::TooLarge {
-                        what: format!("the download of {} {} from {shown}", pkg.name, pkg.version),
+                        what: format!("the download of {} {} from {shown_url}", shown.name, shown.version),
                         limit,
                     }),
                     Err(failure) => Err(FetchError::Download {
-                        name: pkg.name.clone(),
-                        version: pkg.version.clone(),
+                        name: shown.name.clone(),
+                        version: shown.version.clone(),
                         status: failure.status(),
                         message: failure.message(),
-                        url: shown,
+                        url: shown_url,
                     }),
                 }
             }
@@ -521,8 +536,8 @@ fn verified(
     let actual = cache::sha256_hex(&bytes);
     if actual != expected {
         return Err(FetchError::Integrity {
-            name: pkg.name.clone(),
-            version: pkg.version.clone(),
+            name: crate::message::clip(&pkg.name).into_owned(),
+            version: crate::message::clip(&pkg.version).into_owned(),
             expected: expected.to_owned(),
             actual,
             origin: Box::new(origin),

@@ -477,6 +477,7 @@ impl Builder<'_, '_, '_> {
             Scope::Runtime
         };
         let i = self.units.len();
+        let error = d.error.clone().or_else(|| super::manifest::outside_package(kind, &root));
         self.units.push(Unit {
             package: self.r.id(pkg).clone(),
             kind,
@@ -487,7 +488,7 @@ impl Builder<'_, '_, '_> {
             deps: Vec::new(),
             package_dir: d.dir.clone(),
             links: d.manifest.links.clone(),
-            error: d.error.clone(),
+            error,
         });
         self.index.insert(key, i);
         i
