@@ -386,3 +386,25 @@ fn errors_say_what_and_where_once_and_briefly() {
     assert!(text.contains("the bin path `../outside/main.rs` is outside the package and refused"), "{doc:#}");
     assert!(text.contains("the build script path `../build.rs` is outside the package and refused"), "{doc:#}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Manifests that would make a recursive walk overflow the stack
+
+#[test]
+fn hostile_manifests_are_refused_or_read_without_aborting() {
+    let w = World::new();
+    let root = w.ws.path().to_path_buf();
+    let base = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nnetlib = \"1\"\n";
+
+    // A target key nested 100,000 levels deep: taken as a key that does not parse.
+    let n = 100_000;
+    let key = format!("cfg({}unix{})", "all(".repeat(n), ")".repeat(n));
+    write(&root, "Cargo.toml", &format!("{base}\n[target.'{key}'.dependencies]\nnetlib = \"1\"\n"));
+    w.run(&["surface"]).ok();
+
+    // Features that enable one another 200,000 levels deep.
+    let chain: String = (0..200_000).map(|i| format!("f{i} = [\"f{}\"]\n", i + 1)).collect();
+    write(&root, "Cargo.toml", &format!("{base}\n[features]\ndefault = [\"f0\"]\n{chain}f200000 = []\n"));
+    let o = w.run(&["surface"]);
+    o.refused("app 0.1.0: features and optional dependencies enable one another more than 20000 levels deep");
+}

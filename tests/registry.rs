@@ -886,6 +886,9 @@ fn a_download_that_keeps_going_hits_its_deadline() {
         s.cwd.path(),
         FetchOptions {
             request_timeout: Duration::from_millis(600),
+            // Only the deadline can end these attempts, however loaded the machine is.
+            stall_timeout: Duration::from_secs(10),
+            min_throughput: 1,
             max_attempts: 2,
             ..impatient(&s)
         },

@@ -54,6 +54,9 @@ pub(crate) enum Format {
     Json,
 }
 
+/// The stack of the thread a command runs on.
+const COMMAND_STACK: usize = 512 * 1024 * 1024;
+
 /// Parse the process arguments, run, and return the exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -70,13 +73,20 @@ pub fn main() -> i32 {
         ColorWhen::Never => anstream::ColorChoice::Never,
     };
     choice.write_global();
-    let result = match cli.command {
+    let run = move || match cli.command {
         Command::DepsDiff(args) => deps_diff::run(args),
         Command::Surface(args) => surface::surface(args),
         Command::Explain(args) => surface::explain(args),
         Command::Check(args) => surface::check(args),
         Command::Bless(args) => surface::bless(args),
         Command::Fmt(args) => surface::fmt(args),
+    };
+    // On a thread with a large stack: manifests, lockfiles and dependency graphs come from
+    // untrusted packages, and the parts of velaris that walk them by recursion are bounded in
+    // depth, not in frames (only pages actually used take memory).
+    let result = match std::thread::Builder::new().name("velaris".into()).stack_size(COMMAND_STACK).spawn(run) {
+        Ok(handle) => handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        Err(e) => Err(anyhow::anyhow!("cannot start the command's thread: {e}")),
     };
     match result {
         Ok(code) => code,
