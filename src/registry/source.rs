@@ -40,7 +40,7 @@ impl RegistryId {
             (Kind::Git, s.to_owned())
         };
         let canonical = tame_index::utils::canonicalize_url(&url)
-            .map_err(|e| format!("invalid registry URL `{s}`: {e}"))?;
+            .map_err(|e| format!("invalid registry URL `{}`: {e}", crate::message::redact_url(s)))?;
         Ok(RegistryId {
             kind,
             url,
