@@ -24,8 +24,10 @@ pub enum GitError {
     UnknownRevision { rev: String, detail: String },
     #[error("git {args} failed: {detail}")]
     Failed { args: String, detail: String },
-    #[error("{path} at {rev} is not valid UTF-8")]
-    NotUtf8 { rev: String, path: String },
+    #[error("{path} at {rev} is not valid UTF-8: invalid byte at offset {offset} (line {line}, column {column})")]
+    NotUtf8 { rev: String, path: String, offset: usize, line: usize, column: usize },
+    #[error("{path} at {rev} is {size} bytes, larger than the {limit}-byte limit for a lockfile")]
+    TooLarge { rev: String, path: String, size: u64, limit: u64 },
     #[error("git cat-file: {0}")]
     Batch(String),
 }
@@ -214,13 +216,21 @@ impl Repo {
         if !exists.status.success() {
             return Ok(None);
         }
+        // The size first: a huge blob is refused before it is read into memory.
+        let size = run(&self.root, &["cat-file", "-s", &spec])?;
+        let size: u64 = String::from_utf8_lossy(&size.stdout).trim().parse().unwrap_or(0);
+        if size > crate::fsio::TEXT_CAP {
+            return Err(GitError::TooLarge { rev: commit.into(), path: path.into(), size, limit: crate::fsio::TEXT_CAP });
+        }
         let o = run(&self.root, &["cat-file", "blob", &spec])?;
         if !o.status.success() {
             return Err(GitError::Failed { args: format!("cat-file blob {spec}"), detail: stderr(&o) });
         }
-        String::from_utf8(o.stdout)
-            .map(Some)
-            .map_err(|_| GitError::NotUtf8 { rev: commit.into(), path: path.into() })
+        String::from_utf8(o.stdout).map(Some).map_err(|e| {
+            let offset = e.utf8_error().valid_up_to();
+            let (line, column) = crate::fsio::line_column(&e.as_bytes()[..offset]);
+            GitError::NotUtf8 { rev: commit.into(), path: path.into(), offset, line, column }
+        })
     }
 
     /// Every file of the tree at `commit`.

@@ -4,14 +4,17 @@
 //! the binary's `cli` module (the library never sees clap) and maps the outcome to an exit code (see [`exit_codes`]).
 
 pub mod baseline;
+pub mod budget;
 pub mod depsdiff;
 pub mod diff;
 pub mod exit_codes;
+pub mod fsio;
 pub mod gate;
 pub mod git;
 pub mod gitdeps;
 pub mod github;
 pub mod lockfile;
+pub mod message;
 pub mod package;
 pub mod registry;
 pub mod report;

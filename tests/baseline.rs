@@ -580,6 +580,47 @@ reasons = { "unsafe" = "x" }
     assert!(shown.lines().all(|l| l.starts_with("velaris.capabilities:")), "{shown}");
 }
 
+/// Characters a reviewer cannot see, or that turn text around, never reach the file raw.
+fn invisible(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| c != '\n' && velaris::report::escape::is_dangerous(c))
+        .collect()
+}
+
+#[test]
+fn fmt_and_bless_keep_invisible_characters_escaped() {
+    let text = concat!(
+        "version = 1\n",
+        "# a comment with a raw \u{202e}override and a zero\u{200b}width space\n",
+        "[crate.reqwest]\n",
+        "capabilities = ['net.connect']\n",
+        "reason = \"safe \\u202e\\u0007 really\"\n",
+        "[crate.reqwest.reasons]\n",
+        "'net.connect' = 'an http client, \"fine\"'\n",
+        "[crate.\"evil\\u202e\"]\n",
+        "capabilities = []\n",
+        "reason = \"tab\\there, newline\\nthere\"\n",
+    );
+    let before = parsed(text);
+    let f = baseline::fmt(text, "velaris.capabilities").unwrap();
+    assert!(invisible(&f).is_empty(), "{:?}\n{f}", invisible(&f));
+    assert!(f.contains(r#"reason = "safe \u202E\u0007 really""#), "{f}");
+    assert!(f.contains(r#"[crate."evil\u202E"]"#), "{f}");
+    assert!(f.contains(r#"reason = "tab\there, newline\nthere""#), "{f}");
+    assert!(f.contains(r"# a comment with a raw \u{202e}override and a zero\u{200b}width space"), "{f}");
+    // Basic strings only, as docs/baseline-format.md says.
+    assert!(f.contains(r#""net.connect" = "an http client, \"fine\"""#), "{f}");
+    assert!(!f.lines().any(|l| !l.trim_start().starts_with('#') && l.contains('\'')), "{f}");
+    assert_eq!(parsed(&f), before, "same grants and reasons");
+    assert_eq!(baseline::fmt(&f, "velaris.capabilities").unwrap(), f, "idempotent");
+
+    let mut s = cli();
+    s.programs[0].crates.push(uses("evil\u{202e}", &["velaris", "evil\u{202e}"], &[Ffi]));
+    let b = bless(Some(text), &s);
+    assert!(invisible(&b).is_empty(), "{:?}\n{b}", invisible(&b));
+    assert!(b.contains(r#"reason = "safe \u202E\u0007 really""#), "{b}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // atomic write
 

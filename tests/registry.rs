@@ -151,9 +151,13 @@ fn dl_template_markers_are_expanded() {
         "{:?}",
         s.server.requests()
     );
+    // Query values are never shown: they may be credentials.
     assert_eq!(
         f.origin,
-        Origin::Network(format!("{}{expected_path}", s.server.base_url()))
+        Origin::Network(format!(
+            "{}/files/My/Cr/my/cr/MyCrate-1.2.3.crate?sum=***",
+            s.server.base_url()
+        ))
     );
 
     let short = s.publish("abc", "0.1.0", b"abc");
@@ -411,6 +415,12 @@ fn tampered_velaris_cache_is_an_integrity_error() {
         err.to_string().contains(&path.display().to_string()),
         "{err}"
     );
+    // The one command that clears it.
+    assert!(
+        err.to_string()
+            .contains(&format!("remove it with `rm -- {}`", path.display())),
+        "{err}"
+    );
     assert!(s.server.requests().is_empty());
 }
 
@@ -479,10 +489,15 @@ fn persistent_server_errors_give_up_after_max_attempts() {
     s.server.fail_next(&path, 100, 500);
     let err = fetch_one(&s.fetcher(), &pkg).unwrap_err();
     match &err {
-        FetchError::Http { status, .. } => assert_eq!(*status, Some(500)),
+        FetchError::Download { status, name, url, .. } => {
+            assert_eq!(*status, Some(500));
+            assert_eq!(name, "serde");
+            assert_eq!(url, &s.server.dl_url("serde", "1.0.0", &pkg.checksum));
+        }
         other => panic!("{other:?}"),
     }
     assert!(err.to_string().contains("4 attempts"), "{err}");
+    assert!(err.to_string().starts_with("cannot download serde 1.0.0 from http://127.0.0.1:"), "{err}");
     assert_eq!(s.server.count(&path), 4);
 }
 
@@ -517,7 +532,7 @@ fn other_client_errors_are_not_retried() {
     assert!(
         matches!(
             err,
-            FetchError::Http {
+            FetchError::Download {
                 status: Some(403),
                 ..
             }
@@ -543,6 +558,91 @@ fn failing_registry_config_is_fetched_once_and_reported_for_every_package() {
         assert!(err.to_string().contains("config.json"), "{err}");
     }
     assert_eq!(s.server.count(CONFIG_PATH), 4); // one run of max_attempts, not one per package
+    // Reported for the batch: said once, with how many packages it stopped.
+    let err = s.fetcher().fetch_verified(&pkgs).unwrap_err().to_string();
+    assert_eq!(err.matches("config.json").count(), 1, "{err}");
+    assert!(err.contains("(for 3 packages)"), "{err}");
+}
+
+#[test]
+fn a_malformed_cargo_config_is_named_with_line_and_reason() {
+    let s = Setup::new();
+    write_project_config(
+        s.cwd.path(),
+        "[source.crates-io]\nreplace-with = \"x\"\n\n[source.x]\nregistry = = \"sparse+http://h/\"\n",
+    );
+    let pkgs = vec![s.publish("a", "1.0.0", b"a"), s.publish("b", "1.0.0", b"b")];
+    let err = s.fetcher().fetch_verified(&pkgs).unwrap_err().to_string();
+    let file = s.cwd.path().join(".cargo/config.toml");
+    assert!(
+        err.contains(&format!("{}:5:12: invalid TOML", file.display())),
+        "{err}"
+    );
+    assert!(err.contains("(for 2 packages)"), "{err}");
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn offline_with_everything_in_velaris_cache_does_not_read_cargo_config() {
+    let s = Setup::new();
+    let pkg = s.publish("serde", "1.0.0", b"cached");
+    s.fetcher().store(&pkg, b"cached").unwrap();
+    // Broken in every way: not TOML, and the CARGO_HOME one is a directory.
+    write_project_config(s.cwd.path(), "this is = = not toml");
+    std::fs::remove_file(s.home.path().join("config.toml")).unwrap();
+    std::fs::create_dir(s.home.path().join("config.toml")).unwrap();
+    let f = fetch_one(&s.offline_fetcher(), &pkg).unwrap();
+    assert!(matches!(f.origin, Origin::VelarisCache(_)), "{:?}", f.origin);
+    // A package that is not cached needs the configuration, and says what is wrong with it.
+    let other = s.publish("rand", "0.8.5", b"r");
+    let err = fetch_one(&s.offline_fetcher(), &other).unwrap_err();
+    assert!(matches!(err, FetchError::Config { .. }), "{err}");
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+#[cfg(unix)]
+#[test]
+fn special_files_in_config_and_cache_are_refused_not_read() {
+    // A FIFO at the project's cargo configuration.
+    let s = Setup::new();
+    std::fs::create_dir_all(s.cwd.path().join(".cargo")).unwrap();
+    mkfifo(&s.cwd.path().join(".cargo/config.toml"));
+    let pkg = s.publish("serde", "1.0.0", b"x");
+    let err = fetch_one(&s.fetcher(), &pkg).unwrap_err().to_string();
+    assert!(err.contains("config.toml is a FIFO (named pipe), not a regular file"), "{err}");
+
+    // A FIFO, /dev/zero (through a link) and a directory at velaris cache entries.
+    let s = Setup::new();
+    let entry = |p: &PackageRef| {
+        let path = s
+            .cache
+            .path()
+            .join("crates/sha256")
+            .join(&p.checksum[..2])
+            .join(format!("{}.crate", p.checksum));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        path
+    };
+    let a = s.publish("a", "1.0.0", b"a");
+    let b = s.publish("b", "1.0.0", b"b");
+    let c = s.publish("c", "1.0.0", b"c");
+    mkfifo(&entry(&a));
+    std::os::unix::fs::symlink("/dev/zero", entry(&b)).unwrap();
+    std::fs::create_dir(entry(&c)).unwrap();
+    let results = s.fetcher().fetch_all(&[a, b, c]);
+    let msgs: Vec<String> = results
+        .into_iter()
+        .map(|r| r.unwrap_err().to_string())
+        .collect();
+    assert!(msgs[0].contains("is a FIFO (named pipe), not a regular file"), "{msgs:?}");
+    assert!(msgs[1].contains("is a character device, not a regular file"), "{msgs:?}");
+    assert!(msgs[2].contains("is a directory, not a regular file"), "{msgs:?}");
+    assert!(s.server.requests().is_empty());
 }
 
 #[test]
@@ -714,4 +814,157 @@ fn invalid_registry_config_json_is_reported() {
     let pkg = s.publish("serde", "1.0.0", b"x");
     let err = fetch_one(&s.fetcher(), &pkg).unwrap_err();
     assert!(matches!(err, FetchError::Registry { .. }), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slow, stalled and redirected downloads; memory in flight.
+
+/// Options with short limits, so that a test of a deadline takes a second, not minutes.
+fn impatient(s: &Setup) -> FetchOptions {
+    FetchOptions {
+        stall_timeout: Duration::from_millis(400),
+        request_timeout: Duration::from_secs(3),
+        min_throughput: 2_000,
+        throughput_grace: Duration::from_millis(300),
+        max_attempts: 3,
+        ..s.opts()
+    }
+}
+
+#[test]
+fn a_dripping_server_is_too_slow_retried_then_named_with_its_url() {
+    let s = Setup::new();
+    let pkg = s.publish("serde", "1.0.0", &[7u8; 4000]);
+    let path = RegistryDouble::default_dl_path("serde", "1.0.0");
+    // 10 bytes every 50 ms: 200 bytes/s, a tenth of the minimum.
+    s.server.drip_next(&path, 100, 10, Duration::from_millis(50));
+    let start = std::time::Instant::now();
+    let fetcher = Fetcher::new(s.cwd.path(), impatient(&s)).unwrap();
+    let err = fetch_one(&fetcher, &pkg).unwrap_err();
+    let elapsed = start.elapsed();
+    match &err {
+        FetchError::Download {
+            name, version, url, ..
+        } => {
+            assert_eq!((name.as_str(), version.as_str()), ("serde", "1.0.0"));
+            assert_eq!(url, &s.server.dl_url("serde", "1.0.0", &pkg.checksum));
+        }
+        other => panic!("{other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(msg.contains("too slow"), "{msg}");
+    assert!(msg.contains("below the minimum of 2000 bytes/s"), "{msg}");
+    assert!(msg.contains("3 attempts"), "{msg}");
+    assert_eq!(s.server.count(&path), 3);
+    // Bounded: a whole drip would take 20 s per attempt.
+    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+}
+
+#[test]
+fn a_stalled_server_is_retried_then_named_with_its_url() {
+    let s = Setup::new();
+    let pkg = s.publish("serde", "1.0.0", b"never sent");
+    let path = RegistryDouble::default_dl_path("serde", "1.0.0");
+    s.server.stall_next(&path, 100);
+    let fetcher = Fetcher::new(s.cwd.path(), impatient(&s)).unwrap();
+    let err = fetch_one(&fetcher, &pkg).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, FetchError::Download { .. }), "{err:?}");
+    assert!(msg.contains("cannot download serde 1.0.0 from http://127.0.0.1:"), "{msg}");
+    assert!(msg.contains("stalled"), "{msg}");
+    assert_eq!(s.server.count(&path), 3);
+}
+
+#[test]
+fn a_download_that_keeps_going_hits_its_deadline() {
+    let s = Setup::new();
+    let pkg = s.publish("serde", "1.0.0", &[1u8; 200_000]);
+    let path = RegistryDouble::default_dl_path("serde", "1.0.0");
+    // 2,000 bytes every 20 ms: fast enough for the minimum, too slow to finish in time.
+    s.server.drip_next(&path, 100, 2_000, Duration::from_millis(20));
+    let fetcher = Fetcher::new(
+        s.cwd.path(),
+        FetchOptions {
+            request_timeout: Duration::from_millis(600),
+            // Only the deadline can end these attempts, however loaded the machine is.
+            stall_timeout: Duration::from_secs(10),
+            min_throughput: 1,
+            max_attempts: 2,
+            ..impatient(&s)
+        },
+    )
+    .unwrap();
+    let err = fetch_one(&fetcher, &pkg).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("did not finish within 0.6 s"), "{msg}");
+    assert!(msg.contains("of 200000"), "{msg}");
+    assert_eq!(s.server.count(&path), 2);
+}
+
+#[test]
+fn one_slow_attempt_is_retried_and_the_next_one_succeeds() {
+    let s = Setup::new();
+    let pkg = s.publish("serde", "1.0.0", &[3u8; 4000]);
+    let path = RegistryDouble::default_dl_path("serde", "1.0.0");
+    s.server.drip_next(&path, 1, 10, Duration::from_millis(50));
+    let fetcher = Fetcher::new(s.cwd.path(), impatient(&s)).unwrap();
+    let f = fetch_one(&fetcher, &pkg).unwrap();
+    assert_eq!(f.bytes.len(), 4000);
+    assert_eq!(s.server.count(&path), 2);
+}
+
+#[test]
+fn a_redirect_that_ends_in_404_names_the_final_url() {
+    let s = Setup::new();
+    let pkg = s.publish("serde", "1.0.0", b"moved away");
+    let path = RegistryDouble::default_dl_path("serde", "1.0.0");
+    s.server.redirect_next(&path, 1, "/moved/serde-1.0.0.crate");
+    let err = fetch_one(&s.fetcher(), &pkg).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, FetchError::NotFound { .. }), "{err:?}");
+    assert!(
+        msg.contains(&format!(
+            "(redirected to {}/moved/serde-1.0.0.crate)",
+            s.server.base_url()
+        )),
+        "{msg}"
+    );
+}
+
+#[test]
+fn bodies_in_flight_share_one_memory_budget() {
+    let s = Setup::new();
+    let size = 400_000;
+    let pkgs: Vec<PackageRef> = (0..6)
+        .map(|i| {
+            let bytes = vec![i as u8; size];
+            let name = format!("big{i}");
+            let p = s.publish(&name, "1.0.0", &bytes);
+            // Slow enough that all six would be in flight at once without a budget.
+            s.server.drip_next(
+                &RegistryDouble::default_dl_path(&name, "1.0.0"),
+                1,
+                50_000,
+                Duration::from_millis(15),
+            );
+            p
+        })
+        .collect();
+    let budget = 500_000;
+    let fetcher = Fetcher::new(
+        s.cwd.path(),
+        FetchOptions {
+            jobs: 6,
+            in_flight: budget,
+            ..s.opts()
+        },
+    )
+    .unwrap();
+    for r in fetcher.fetch_all(&pkgs) {
+        assert_eq!(r.unwrap().bytes.len(), size);
+    }
+    let peak = fetcher.peak_in_flight();
+    // Over the budget only by what one lone download holds; six at once would be 2.4 MB.
+    assert!(peak <= budget + size as u64, "peak {peak}");
+    assert!(peak >= size as u64, "peak {peak}");
 }

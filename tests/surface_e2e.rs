@@ -380,3 +380,53 @@ fn packages_the_target_never_compiles_are_not_downloaded() {
     ok(&w.run(&["surface", "--format", "json", "--target", "x86_64-pc-windows-msvc"]));
     assert_eq!(w.reg.count(&dl), 1);
 }
+
+/// The analysis cache entry of `crate_name`'s library (the one whose result names `needle`).
+fn cache_entry(w: &World, needle: &str) -> std::path::PathBuf {
+    let dir = w.cache.path().join("surface");
+    let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(needle)))
+        .collect();
+    assert_eq!(found.len(), 1, "{needle} in {found:?}");
+    found.pop().unwrap()
+}
+
+#[test]
+fn tampered_truncated_or_swapped_cache_entries_are_never_used() {
+    let w = World::new();
+    let root = w.ws.path();
+    ok(&w.run(&["bless"]));
+    // The reviewed baseline does not grant netlib its network access: check fails.
+    let text = std::fs::read_to_string(root.join("velaris.capabilities")).unwrap();
+    let narrowed = text.replace("[crate.netlib]\ncapabilities = [\n    \"net.connect\",\n]", "[crate.netlib]\ncapabilities = []");
+    assert_ne!(narrowed, text, "{text}");
+    std::fs::write(root.join("velaris.capabilities"), &narrowed).unwrap();
+    assert_eq!(w.run(&["check"]).status.code(), Some(1));
+
+    let entry = cache_entry(&w, "TcpStream::connect");
+    let good = std::fs::read(&entry).unwrap();
+    let good_text = String::from_utf8(good.clone()).unwrap();
+    let (head, _) = good_text.split_once('\n').unwrap();
+    let other = std::fs::read_dir(w.cache.path().join("surface"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| *p != entry)
+        .unwrap();
+    let empty = format!("{head}\n{{\"findings\":[],\"exports\":{{\"aliases\":{{}}}}}}");
+    for (what, bytes) in [
+        ("tampered", empty.into_bytes()),
+        ("truncated", good[..good.len() / 2].to_vec()),
+        ("swapped", std::fs::read(&other).unwrap()),
+    ] {
+        std::fs::write(&entry, &bytes).unwrap();
+        let o = w.run(&["check", "--offline"]);
+        assert_eq!(o.status.code(), Some(1), "{what}: a {what} entry must not turn the gate green");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("ignoring the analysis cache entry"), "{what}: {err}");
+        assert!(err.contains(&entry.display().to_string()), "{what}: {err}");
+        // The entry was recomputed and stored again, tag and all.
+        assert_eq!(std::fs::read(&entry).unwrap(), good, "{what}");
+    }
+}

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use toml_edit::{Array, Decor, DocumentMut, Item, Key, TableLike};
+use toml_edit::{Array, Decor, DocumentMut, Item, TableLike};
 
 use super::FORMAT_VERSION;
 use crate::surface::{Capability, Surface};
@@ -404,26 +404,71 @@ impl Doc {
     }
 }
 
-/// A key as TOML writes it: bare when it can be, quoted otherwise.
+/// A key as the file writes it: bare when it can be (`A-Za-z0-9_-`), else a basic string.
 fn key(name: &str) -> String {
-    Key::new(name).display_repr().into_owned()
+    if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        name.to_string()
+    } else {
+        string(name)
+    }
 }
 
-/// A basic or literal TOML string on one line.
+/// A TOML basic string on one line: `"` and `\` escaped, control characters as `\b`, `\t`,
+/// `\n`, `\f`, `\r` or `\uXXXX`, and every invisible or direction-changing character
+/// (`U+202E` and the like) as `\uXXXX` or `\UXXXXXXXX`, so that the file shows what it says.
 fn string(s: &str) -> String {
-    let repr = key(s);
-    if repr.starts_with('"') || repr.starts_with('\'') { repr } else { format!("\"{s}\"") }
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if crate::report::escape::is_dangerous(c) => {
+                if u32::from(c) <= 0xFFFF {
+                    let _ = write!(out, "\\u{:04X}", u32::from(c));
+                } else {
+                    let _ = write!(out, "\\U{:08X}", u32::from(c));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A comment as the file writes it: an invisible or direction-changing character (which TOML
+/// allows in comments) becomes the text `\u{202e}`, so that no line reads differently from
+/// what it is.
+fn comment(c: &str) -> std::borrow::Cow<'_, str> {
+    if !c.chars().any(|ch| ch != '\t' && crate::report::escape::is_dangerous(ch)) {
+        return std::borrow::Cow::Borrowed(c);
+    }
+    let mut out = String::with_capacity(c.len() + 8);
+    for ch in c.chars() {
+        if ch != '\t' && crate::report::escape::is_dangerous(ch) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(ch));
+        } else {
+            out.push(ch);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn inline(c: &Option<String>) -> String {
-    c.as_ref().map(|c| format!(" {c}")).unwrap_or_default()
+    c.as_ref().map(|c| format!(" {}", comment(c))).unwrap_or_default()
 }
 
 fn lines(out: &mut String, indent: &str, lines: &[Line]) {
     for l in lines {
         match l {
             Line::Comment(c) => {
-                let _ = writeln!(out, "{indent}{c}");
+                let _ = writeln!(out, "{indent}{}", comment(c));
             }
             Line::Blank => out.push('\n'),
         }
@@ -491,9 +536,16 @@ mod tests {
     #[test]
     fn strings_and_keys_are_quoted_when_needed() {
         assert_eq!(key("velaris"), "velaris");
+        assert_eq!(key("x-y_z9"), "x-y_z9");
         assert_eq!(key("a.b"), "\"a.b\"");
+        assert_eq!(key("it's"), "\"it's\"", "a basic string, never a literal one");
         assert_eq!(string("plain"), "\"plain\"");
-        let doc: DocumentMut = format!("x = {}", string("a\"b\\c\nd")).parse().unwrap();
-        assert_eq!(doc["x"].as_str(), Some("a\"b\\c\nd"));
+        let nasty = "a\"b\\c\nd\te\u{7f}f\u{202e}g\u{200b}h\u{e0041}i\u{1b}[2J";
+        let written = string(nasty);
+        assert_eq!(written, r#""a\"b\\c\nd\te\u007Ff\u202Eg\u200Bh\U000E0041i\u001B[2J""#);
+        let doc: DocumentMut = format!("x = {written}").parse().unwrap();
+        assert_eq!(doc["x"].as_str(), Some(nasty));
+        assert_eq!(comment("# ok\tfine"), "# ok\tfine");
+        assert_eq!(comment("# a\u{202e}b"), "# a\\u{202e}b");
     }
 }

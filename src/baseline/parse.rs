@@ -13,15 +13,26 @@ use toml::de::{DeTable, DeValue};
 use super::{Baseline, BaselineError, FORMAT_VERSION, Grant, Location, Problem};
 use crate::surface::Capability;
 
-/// Byte offset to 1-based line and character column.
-pub(crate) fn location(text: &str, offset: usize) -> Location {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
+/// The byte offsets where lines start, so that a place is found by binary search: the whole
+/// file is read once, not once per place (which made a large baseline quadratic).
+pub(crate) struct Lines(Vec<usize>);
+
+impl Lines {
+    pub(crate) fn new(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
+        Lines(starts)
     }
-    let before = &text[..offset];
-    let line_start = before.rfind('\n').map_or(0, |nl| nl + 1);
-    Location { line: before.matches('\n').count() + 1, column: before[line_start..].chars().count() + 1 }
+
+    pub(crate) fn location(&self, text: &str, offset: usize) -> Location {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.0.partition_point(|&start| start <= offset);
+        let start = self.0[line - 1];
+        Location { line, column: text[start..offset].chars().count() + 1 }
+    }
 }
 
 fn valid_capabilities() -> String {
@@ -34,12 +45,13 @@ pub(crate) fn unknown_capability(name: &str) -> String {
 
 struct Checker<'t> {
     text: &'t str,
+    lines: Lines,
     problems: Vec<Problem>,
 }
 
 impl Checker<'_> {
     fn at(&self, span: Range<usize>) -> Location {
-        location(self.text, span.start)
+        self.lines.location(self.text, span.start)
     }
 
     fn problem(&mut self, span: Range<usize>, message: impl Into<String>) {
@@ -250,7 +262,7 @@ fn list_is_clean(v: &DeValue<'_>) -> bool {
 pub(crate) fn parse(text: &str, origin: &str) -> Result<Baseline, BaselineError> {
     let (root, mut errors) = DeTable::parse_recoverable(text);
     errors.sort_by_key(|e| e.span().map_or(usize::MAX, |s| s.start));
-    let mut checker = Checker { text, problems: Vec::new() };
+    let mut checker = Checker { text, lines: Lines::new(text), problems: Vec::new() };
     let mut syntax_error = false;
     // The keys of a table written twice are reported with the table, not once more each.
     let mut repeated_table = 0..0;
@@ -287,9 +299,11 @@ mod tests {
     #[test]
     fn location_counts_characters() {
         let t = "ab\nçé x";
-        assert_eq!(location(t, 0), Location { line: 1, column: 1 });
-        assert_eq!(location(t, 3), Location { line: 2, column: 1 });
-        assert_eq!(location(t, t.find('x').unwrap()), Location { line: 2, column: 4 });
+        let lines = Lines::new(t);
+        assert_eq!(lines.location(t, 0), Location { line: 1, column: 1 });
+        assert_eq!(lines.location(t, 3), Location { line: 2, column: 1 });
+        assert_eq!(lines.location(t, t.find('x').unwrap()), Location { line: 2, column: 4 });
+        assert_eq!(lines.location(t, t.len()), Location { line: 2, column: 5 });
     }
 
     #[test]

@@ -34,9 +34,11 @@ pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
         _ => Path::new("."),
     };
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let prefix = format!(".{name}.");
+    // Named so that the next run recognises and removes it if this one is killed
+    // (`fsio::sweep_baseline_temps`).
+    let (prefix, suffix) = crate::fsio::baseline_temp_affixes(&name);
     let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
+    builder.prefix(&prefix).suffix(suffix).rand_bytes(6);
     // A new file gets the usual permissions (0o666 less the umask), not a temporary file's 0o600.
     #[cfg(unix)]
     {

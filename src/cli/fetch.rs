@@ -14,8 +14,8 @@ pub struct FetchArgs {
     /// Velaris' content-addressed cache of verified .crate files (and analysis results).
     #[arg(long, value_name = "DIR", env = "VELARIS_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
-    /// Downloads in flight at once.
-    #[arg(long, default_value_t = 8, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    /// Downloads in flight at once (1 to 32; their bodies share one memory budget).
+    #[arg(long, default_value_t = 8, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
     jobs: u16,
 }
 

@@ -13,7 +13,7 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use velaris::exit_codes;
+use velaris::{exit_codes, message};
 
 #[derive(Parser, Debug)]
 #[command(name = "velaris", version, about = "Keep a sandbox's grants honest: capability ratchet and dependency diff")]
@@ -57,6 +57,9 @@ pub(crate) enum Format {
     Json,
 }
 
+/// The stack of the thread a command runs on.
+const COMMAND_STACK: usize = 512 * 1024 * 1024;
+
 /// Parse the process arguments, run, and return the exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -73,7 +76,7 @@ pub fn main() -> i32 {
         ColorWhen::Never => anstream::ColorChoice::Never,
     };
     choice.write_global();
-    let result = match cli.command {
+    let run = move || match cli.command {
         Command::DepsDiff(args) => deps_diff::run(args),
         Command::Surface(args) => surface::surface(args),
         Command::Explain(args) => surface::explain(args),
@@ -82,12 +85,23 @@ pub fn main() -> i32 {
         Command::Fmt(args) => surface::fmt(args),
         Command::Action(args) => action::run(args),
     };
+    // On a thread with a large stack: manifests, lockfiles and dependency graphs come from
+    // untrusted packages, and the parts of velaris that walk them by recursion are bounded in
+    // depth, not in frames (only pages actually used take memory).
+    let result = match std::thread::Builder::new().name("velaris".into()).stack_size(COMMAND_STACK).spawn(run) {
+        Ok(handle) => handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        Err(e) => Err(anyhow::anyhow!("cannot start the command's thread: {e}")),
+    };
     match result {
         Ok(code) => code,
         Err(e) => {
             let code = exit_codes::for_error(&e);
             let mut err = anstream::stderr();
-            let _ = writeln!(err, "error: {}", velaris::report::escape::source(&format!("{e:#}")));
+            // Each cause once, credentials out of URLs, no line of echoed input longer than a
+            // screenful, control characters escaped.
+            let text = message::chain(e.as_ref());
+            let text = message::clip_lines(&message::redact(&text)).into_owned();
+            let _ = writeln!(err, "error: {}", velaris::report::escape::source(&text));
             code
         }
     }

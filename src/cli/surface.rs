@@ -42,8 +42,8 @@ impl WorkspaceArgs {
         Ok(engine::run(&config)?)
     }
 
-    fn baseline_path(&self) -> anyhow::Result<PathBuf> {
-        Ok(workspace_root(self.workspace.as_deref())?.join(baseline::FILE_NAME))
+    fn root(&self) -> anyhow::Result<PathBuf> {
+        workspace_root(self.workspace.as_deref())
     }
 }
 
@@ -131,20 +131,39 @@ pub struct CheckArgs {
     strict: bool,
 }
 
-fn read_baseline(path: &Path) -> anyhow::Result<String> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "no baseline at {}: run `velaris bless` to write one from the current surface, review it, and commit it",
-            path.display()
-        ),
-        Err(e) => Err(e).with_context(|| format!("failed to read {}", path.display())),
+/// The baseline's text, `None` when there is none. A baseline that leads out of the workspace
+/// through a symbolic link, or is not a regular file, is refused. Temporary files a killed
+/// `bless` or `fmt` left next to it are removed first.
+fn load_baseline(workspace: &Path, path: &Path) -> anyhow::Result<Option<String>> {
+    velaris::fsio::sweep_baseline_temps(path.parent().unwrap_or(workspace), baseline::FILE_NAME);
+    velaris::fsio::contained(workspace, path)?;
+    match velaris::fsio::read_text(path, velaris::fsio::BASELINE_CAP, "a baseline") {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 
+fn read_baseline(workspace: &Path, path: &Path) -> anyhow::Result<String> {
+    match load_baseline(workspace, path)? {
+        Some(t) => Ok(t),
+        None => bail!(
+            "no baseline at {}: run `velaris bless` to write one from the current surface, review it, and commit it",
+            path.display()
+        ),
+    }
+}
+
+/// Writes the baseline, refusing a path that leads out of the workspace.
+fn write_baseline(workspace: &Path, path: &Path, text: &str) -> anyhow::Result<()> {
+    velaris::fsio::contained(workspace, path)?;
+    baseline::write_atomic(path, text).with_context(|| format!("failed to write {}", path.display()))
+}
+
 pub fn check(args: CheckArgs) -> anyhow::Result<i32> {
-    let path = args.ws.baseline_path()?;
-    let text = read_baseline(&path)?;
+    let root = args.ws.root()?;
+    let path = root.join(baseline::FILE_NAME);
+    let text = read_baseline(&root, &path)?;
     let base = baseline::parse(&text, baseline::FILE_NAME)?;
     // The grants were reviewed for the baseline's target: check that one unless told otherwise.
     let analysis = args.ws.analyze_for(base.target.as_deref())?;
@@ -165,12 +184,9 @@ pub struct BlessArgs {
 }
 
 pub fn bless(args: BlessArgs) -> anyhow::Result<i32> {
-    let path = args.ws.baseline_path()?;
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("failed to read {}", path.display())),
-    };
+    let root = args.ws.root()?;
+    let path = root.join(baseline::FILE_NAME);
+    let existing = load_baseline(&root, &path)?;
     let mut target = None;
     if let Some(t) = &existing {
         // A broken baseline is reported, not silently replaced.
@@ -182,7 +198,7 @@ pub fn bless(args: BlessArgs) -> anyhow::Result<i32> {
         eprintln!("{} is up to date", path.display());
         return Ok(exit_codes::OK);
     }
-    baseline::write_atomic(&path, &new).with_context(|| format!("failed to write {}", path.display()))?;
+    write_baseline(&root, &path, &new)?;
     eprintln!("wrote {}", path.display());
     Ok(exit_codes::OK)
 }
@@ -199,8 +215,9 @@ pub struct FmtArgs {
 }
 
 pub fn fmt(args: FmtArgs) -> anyhow::Result<i32> {
-    let path = workspace_root(args.workspace.as_deref())?.join(baseline::FILE_NAME);
-    let text = read_baseline(&path)?;
+    let root = workspace_root(args.workspace.as_deref())?;
+    let path = root.join(baseline::FILE_NAME);
+    let text = read_baseline(&root, &path)?;
     let tidy = baseline::fmt(&text, baseline::FILE_NAME)?;
     if tidy == text {
         return Ok(exit_codes::OK);
@@ -215,6 +232,6 @@ pub fn fmt(args: FmtArgs) -> anyhow::Result<i32> {
         eprintln!("{} is not in canonical form: run `velaris fmt`", path.display());
         return Ok(exit_codes::WIDENED);
     }
-    baseline::write_atomic(&path, &tidy).with_context(|| format!("failed to write {}", path.display()))?;
+    write_baseline(&root, &path, &tidy)?;
     Ok(exit_codes::OK)
 }

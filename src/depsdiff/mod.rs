@@ -79,6 +79,8 @@ pub enum DepsDiffError {
     Lock(#[from] LockError),
     #[error("failed to read {path}")]
     Read { path: String, source: std::io::Error },
+    #[error(transparent)]
+    File(#[from] crate::fsio::FileError),
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]
@@ -320,8 +322,7 @@ fn parse(text: Option<&str>, origin: &str) -> Result<Lockfile, DepsDiffError> {
 }
 
 fn read_file(path: &Path) -> Result<String, DepsDiffError> {
-    std::fs::read_to_string(path)
-        .map_err(|source| DepsDiffError::Read { path: path.display().to_string(), source })
+    Ok(crate::fsio::read_text(path, crate::fsio::TEXT_CAP, "a lockfile")?)
 }
 
 /// Load the lockfile pairs the input names, with labels for base and head.
@@ -356,7 +357,13 @@ fn load(config: &Config) -> Result<(String, String, Vec<LockPair>, Sides), DepsD
                     Some(c) => repo.read_at(c, &path)?,
                     None => {
                         let full = repo.root().join(&path);
-                        if full.exists() { Some(read_file(&full)?) } else { None }
+                        // A work-tree lockfile that is a link out of the repository is refused.
+                        if full.exists() {
+                            crate::fsio::contained(repo.root(), &full)?;
+                            Some(read_file(&full)?)
+                        } else {
+                            None
+                        }
                     }
                 };
                 if old_text.is_none() && new_text.is_none() {
@@ -571,7 +578,7 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
         if matches!(f.origin, Origin::Network(_)) {
             // A cache that cannot be written costs speed next time, not correctness.
             if let Err(e) = fetcher.store(r, &f.bytes) {
-                eprintln!("warning: could not cache {} {}: {e}", r.name, r.version);
+                eprintln!("warning: could not cache {} {}: {}", r.name, r.version, crate::message::chain(&e));
             }
         }
     }

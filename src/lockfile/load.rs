@@ -12,6 +12,8 @@ use std::str::FromStr;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::message::clip;
+
 /// A parsed lockfile: its format version and its packages, in file order.
 #[derive(Debug, Clone)]
 pub struct Lockfile {
@@ -191,7 +193,7 @@ pub fn parse_lockfile(text: &str, origin: &str) -> Result<Lockfile, LockError> {
             _ => {
                 problems.push(Problem {
                     at: at(text, v.span()),
-                    message: format!("unsupported lockfile version {}, expected 1 to 4", v.get_ref()),
+                    message: format!("unsupported lockfile version {}, expected 1 to 4", clip(&v.get_ref().to_string())),
                 });
                 0
             }
@@ -210,14 +212,14 @@ pub fn parse_lockfile(text: &str, origin: &str) -> Result<Lockfile, LockError> {
         let Some(ver) = &p.version else {
             problems.push(Problem {
                 at: here,
-                message: format!("package {:?} has no `version`", name.get_ref()),
+                message: format!("package {:?} has no `version`", clip(name.get_ref())),
             });
             continue;
         };
         if let Err(e) = semver::Version::parse(ver.get_ref()) {
             problems.push(Problem {
                 at: at(text, ver.span()),
-                message: format!("package {:?}: invalid version {:?}: {e}", name.get_ref(), ver.get_ref()),
+                message: format!("package {:?}: invalid version {:?}: {e}", clip(name.get_ref()), clip(ver.get_ref())),
             });
         }
         if let Some(src) = &p.source {
@@ -225,7 +227,7 @@ pub fn parse_lockfile(text: &str, origin: &str) -> Result<Lockfile, LockError> {
             if !["registry+", "sparse+", "git+", "path+"].iter().any(|k| s.starts_with(k)) {
                 problems.push(Problem {
                     at: at(text, src.span()),
-                    message: format!("package {:?}: unknown source kind {s:?}", name.get_ref()),
+                    message: format!("package {:?}: unknown source kind {:?}", clip(name.get_ref()), clip(s)),
                 });
             }
         }
@@ -234,7 +236,7 @@ pub fn parse_lockfile(text: &str, origin: &str) -> Result<Lockfile, LockError> {
             if s.len() != 64 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
                 problems.push(Problem {
                     at: at(text, sum.span()),
-                    message: format!("package {:?}: checksum is not a sha256 hex digest", name.get_ref()),
+                    message: format!("package {:?}: checksum is not a sha256 hex digest", clip(name.get_ref())),
                 });
             }
         }
@@ -245,8 +247,8 @@ pub fn parse_lockfile(text: &str, origin: &str) -> Result<Lockfile, LockError> {
                 at: here,
                 message: format!(
                     "package {:?} {} is locked twice (first at line {l})",
-                    name.get_ref(),
-                    ver.get_ref()
+                    clip(name.get_ref()),
+                    clip(ver.get_ref())
                 ),
             });
         }

@@ -14,11 +14,25 @@ pub enum BatchError {
     Fetch(Vec<FetchError>),
 }
 
+/// One line per failure, each with its causes. A failure shared by several packages (cargo
+/// configuration that cannot be read, a registry's `config.json`) is said once, with how many
+/// packages it stopped.
 fn list(head: &str, errors: &[FetchError]) -> String {
-    let mut s = format!("{head} ({}):", errors.len());
+    let mut lines: Vec<(String, usize)> = Vec::new();
     for e in errors {
+        let text = crate::message::chain(e);
+        match lines.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, n)) => *n += 1,
+            None => lines.push((text, 1)),
+        }
+    }
+    let mut s = format!("{head} ({}):", errors.len());
+    for (text, n) in lines {
         s.push_str("\n  ");
-        s.push_str(&e.to_string());
+        s.push_str(&text);
+        if n > 1 {
+            s.push_str(&format!(" (for {n} packages)"));
+        }
     }
     s
 }

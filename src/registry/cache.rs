@@ -1,8 +1,6 @@
 //! Local origins of `.crate` bytes: cargo's download cache, velaris' content-addressed cache,
 //! and digest helpers. Nothing here interprets the bytes.
 
-use std::fs::File;
-use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -54,28 +52,14 @@ pub(crate) fn velaris_cache_path(root: &Path, checksum: &str) -> PathBuf {
         .join(format!("{checksum}.crate"))
 }
 
-/// Reads a whole file, `Ok(None)` if it does not exist, refusing files over `cap` bytes.
+/// Reads a whole cache file, `Ok(None)` if it does not exist, refusing files over `cap` bytes
+/// and anything that is not a regular file (a FIFO there would otherwise block forever).
 pub(crate) fn read_file_capped(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, FetchError> {
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(FetchError::io("cannot open", path, e)),
-    };
-    let len = file
-        .metadata()
-        .map_err(|e| FetchError::io("cannot stat", path, e))?
-        .len();
-    if len > cap {
-        return Err(too_large(path, cap));
+    match crate::fsio::read_bytes_if_exists(path, cap, "a .crate file") {
+        Ok(b) => Ok(b),
+        Err(crate::fsio::FileError::TooLarge { .. }) => Err(too_large(path, cap)),
+        Err(e) => Err(FetchError::file(e)),
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| FetchError::io("cannot read", path, e))?;
-    if bytes.len() as u64 > cap {
-        return Err(too_large(path, cap));
-    }
-    Ok(Some(bytes))
 }
 
 fn too_large(path: &Path, limit: u64) -> FetchError {
@@ -85,22 +69,11 @@ fn too_large(path: &Path, limit: u64) -> FetchError {
     }
 }
 
-/// Writes `bytes` to `dest` atomically: a temporary file in the same directory, flushed, then
-/// renamed over `dest`. Readers see either the old file, no file, or the complete new one.
-pub(crate) fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<(), FetchError> {
-    let dir = dest.parent().expect("cache paths have a parent");
-    std::fs::create_dir_all(dir).map_err(|e| FetchError::io("cannot create directory", dir, e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".velaris-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| FetchError::io("cannot create a temporary file in", dir, e))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| FetchError::io("cannot write", tmp.path().to_owned(), e))?;
-    tmp.persist(dest)
-        .map_err(|e| FetchError::io("cannot move a temporary file to", dest, e.error))?;
-    Ok(())
+/// Writes `bytes` to `dest` under the cache `root` atomically (see
+/// [`crate::fsio::write_cache_file`]). Readers see either the old file, no file, or the
+/// complete new one.
+pub(crate) fn write_atomic(root: &Path, dest: &Path, bytes: &[u8]) -> Result<(), FetchError> {
+    crate::fsio::write_cache_file(root, dest, bytes).map_err(|e| FetchError::io("cannot write", dest, e))
 }
 
 #[cfg(test)]
@@ -128,11 +101,12 @@ mod tests {
     fn atomic_write_replaces_and_leaves_no_temp_files() {
         let dir = tempfile::tempdir().unwrap();
         let dest = dir.path().join("x/y.crate");
-        write_atomic(&dest, b"one").unwrap();
-        write_atomic(&dest, b"two").unwrap();
+        write_atomic(dir.path(), &dest, b"one").unwrap();
+        write_atomic(dir.path(), &dest, b"two").unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), b"two");
         let entries: Vec<_> = std::fs::read_dir(dest.parent().unwrap()).unwrap().collect();
         assert_eq!(entries.len(), 1);
+        assert_eq!(std::fs::read_dir(crate::fsio::cache_temp_dir(dir.path())).unwrap().count(), 0);
     }
 
     #[test]

@@ -50,7 +50,8 @@ pub enum FetchError {
     /// The bytes do not hash to the Cargo.lock checksum. Never retried elsewhere.
     #[error(
         "integrity check failed for {name} {version}: Cargo.lock expects sha256 {expected}, \
-         but the bytes from {origin} hash to {actual}"
+         but the bytes from {origin} hash to {actual}{}",
+        clear_hint(origin)
     )]
     Integrity {
         name: String,
@@ -70,7 +71,17 @@ pub enum FetchError {
         version: String,
         url: String,
     },
-    /// Any other HTTP failure (status, transport, timeout), after the retries were used up.
+    /// A download that failed (status, transport, stall, deadline, too slow), after the
+    /// retries were used up.
+    #[error("cannot download {name} {version} from {url}: {message}")]
+    Download {
+        name: String,
+        version: String,
+        url: String,
+        status: Option<u16>,
+        message: String,
+    },
+    /// Any other HTTP failure (a registry's `config.json`), after the retries were used up.
     #[error("HTTP request to {url} failed: {message}")]
     Http {
         url: String,
@@ -102,13 +113,36 @@ pub enum FetchError {
     #[error("registry {index}: {message}")]
     Registry { index: String, message: String },
     /// A filesystem error.
-    #[error("{action} {}: {source}", path.display())]
+    #[error("{action} {}", path.display())]
     Io {
         action: &'static str,
         path: PathBuf,
         #[source]
         source: Arc<std::io::Error>,
     },
+    /// A local file (a cache entry, a local registry's `.crate`) that could not be read.
+    #[error(transparent)]
+    File { source: Arc<crate::fsio::FileError> },
+}
+
+/// For a corrupted cache file: the one command that clears it.
+fn clear_hint(origin: &Origin) -> String {
+    match origin {
+        Origin::CargoCache(p) | Origin::VelarisCache(p) => format!(
+            "; the cache file is corrupted or was tampered with: remove it with `rm -- {}` and run again to fetch it anew",
+            shell_quote(&p.display().to_string())
+        ),
+        _ => String::new(),
+    }
+}
+
+/// `s` quoted for a POSIX shell.
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 impl FetchError {
@@ -120,6 +154,11 @@ impl FetchError {
     /// `true` when the package is missing only because the network is disabled.
     pub fn is_offline(&self) -> bool {
         matches!(self, FetchError::Offline { .. })
+    }
+
+    /// A file that could not be read (not a regular file, unreadable, not found).
+    pub(crate) fn file(e: crate::fsio::FileError) -> Self {
+        FetchError::File { source: Arc::new(e) }
     }
 
     pub(crate) fn io(

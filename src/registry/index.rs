@@ -41,14 +41,14 @@ impl Fetcher {
         if self.opts.offline {
             return Ok(None);
         }
-        let resolved = self.sources.resolve(&pkg.name, &pkg.version, &pkg.source)?;
+        let resolved = self.sources()?.resolve(&pkg.name, &pkg.version, &pkg.source)?;
         let Resolved::Registry { download: Ok(index), .. } = resolved else {
             return Ok(None);
         };
         let url = format!("{}{}", index.base, entry_path(&pkg.name));
         let body = match self.net.get(&url, INDEX_ENTRY_MAX_BYTES) {
             Ok(b) => b,
-            Err(net::HttpFailure::NotFound) => return Ok(None),
+            Err(net::HttpFailure::NotFound { .. }) => return Ok(None),
             Err(failure) => {
                 return Err(FetchError::Http { status: failure.status(), message: failure.message(), url });
             }

@@ -1,11 +1,14 @@
 //! Registry access: turns a Cargo.lock package (name, version, `source`, `checksum`) into the
 //! verified bytes of its published `.crate` file, and nothing more.
 //!
-//! It resolves the package's source the way cargo does (cargo configuration hierarchy,
-//! `[source]` replacement chains, `[registries]`), then takes the bytes from the first of:
-//! cargo's own download cache, velaris' content-addressed cache, a configured
-//! `local-registry`, or the network (sparse registries only, with retries and bounded
-//! concurrency). Whatever the origin, the sha256 of the bytes is compared with the Cargo.lock
+//! It takes the bytes from the first of: velaris' content-addressed cache (addressed by the
+//! checksum itself, so no configuration is needed to look there), cargo's own download cache,
+//! a configured `local-registry`, or the network (sparse registries only, with retries, a
+//! deadline and a minimum throughput per download, bounded concurrency and a memory budget
+//! shared by all downloads). For all but the first, the package's source is resolved the way
+//! cargo does (cargo configuration hierarchy, `[source]` replacement chains, `[registries]`);
+//! the configuration is read only then, once, and each of its files is checked first (a regular
+//! file, TOML, with the line and column of a syntax error). Whatever the origin, the sha256 of the bytes is compared with the Cargo.lock
 //! checksum before they are returned; a mismatch is a [`FetchError::Integrity`] error, never
 //! a reason to try another origin, and no option turns the check off. Packages without a
 //! checksum are not fetched here at all.
@@ -16,8 +19,10 @@
 //! rustc getters of `cargo_config2` are never called), never clones git indexes, and never
 //! looks at, logs or sends registry tokens or credential providers (`cargo_config2` parses
 //! them along with the rest of the file; only `[source]` and the `index`/`protocol` keys of
-//! `[registries]` are copied out, and the parsed configuration is dropped). It only writes to velaris'
-//! own cache, and only when the caller says an archive was good ([`Fetcher::store`]).
+//! `[registries]` are copied out, and the parsed configuration is dropped). URLs in its errors
+//! and in [`Origin`] have their user part and query values redacted
+//! ([`crate::message::redact_url`]). It only writes to velaris' own cache, and only when the
+//! caller says an archive was good ([`Fetcher::store`]).
 
 mod batch;
 mod cache;
@@ -45,6 +50,10 @@ use source::{CargoSources, Resolved, SparseIndex};
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// Cap for a registry's `config.json`.
 const CONFIG_JSON_MAX_BYTES: u64 = 1024 * 1024;
+/// How many characters of a URL messages and origins show.
+const URL_MAX: usize = 400;
+/// Default for [`FetchOptions::in_flight`].
+pub const DEFAULT_IN_FLIGHT: u64 = 256 * 1024 * 1024;
 
 /// How [`Fetcher`] behaves. [`FetchOptions::default`] gives the production settings.
 #[derive(Clone, Debug)]
@@ -62,12 +71,22 @@ pub struct FetchOptions {
     pub retry_base: Duration,
     /// Total requests per URL, first one included.
     pub max_attempts: u32,
-    /// Total time for one request, body included.
+    /// Total time for one request, body included; a slower attempt is retried.
     pub request_timeout: Duration,
+    /// Longest wait for a response, or for the next byte of a body; a stalled attempt is
+    /// retried.
+    pub stall_timeout: Duration,
+    /// Least average throughput of a body in bytes per second, checked once
+    /// `throughput_grace` has passed; a slower attempt is retried.
+    pub min_throughput: u64,
+    pub throughput_grace: Duration,
     /// Time to establish a connection.
     pub connect_timeout: Duration,
     /// Largest accepted `.crate`, downloaded or read from disk.
     pub max_bytes: u64,
+    /// Bytes of response bodies all concurrent downloads may hold at once (see
+    /// [`crate::budget`]); one download alone may exceed it up to `max_bytes`.
+    pub in_flight: u64,
     /// `CARGO_HOME` override. `None`: `CARGO_HOME` from [`Self::env`], else `~/.cargo`.
     pub cargo_home: Option<PathBuf>,
     /// Environment used instead of the process environment for `CARGO_HOME`,
@@ -88,9 +107,13 @@ impl Default for FetchOptions {
             progress: false,
             retry_base: Duration::from_millis(250),
             max_attempts: 4,
-            request_timeout: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(120),
+            stall_timeout: Duration::from_secs(30),
+            min_throughput: 16 * 1024,
+            throughput_grace: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(10),
             max_bytes: DEFAULT_MAX_BYTES,
+            in_flight: DEFAULT_IN_FLIGHT,
             cargo_home: None,
             env: None,
             use_env_proxy: true,
@@ -122,9 +145,11 @@ type DlTemplateCell = Arc<OnceLock<Result<String, FetchError>>>;
 /// Fetches verified `.crate` files. Cheap to share across threads (`&Fetcher` is `Sync`).
 pub struct Fetcher {
     opts: FetchOptions,
+    cwd: PathBuf,
     cargo_home: Option<PathBuf>,
     cache_dir: Option<PathBuf>,
-    sources: CargoSources,
+    /// cargo configuration, loaded when a package first needs it.
+    sources: OnceLock<Result<CargoSources, FetchError>>,
     net: net::Net,
     /// `dl` template per index base URL, fetched once per run (concurrent askers wait).
     dl_templates: Mutex<HashMap<String, DlTemplateCell>>,
@@ -141,9 +166,10 @@ impl std::fmt::Debug for Fetcher {
 }
 
 impl Fetcher {
-    /// Loads cargo configuration as cargo would when run in `cwd` (`cwd/.cargo/config.toml`
-    /// and upward, then `$CARGO_HOME/config.toml`, then `CARGO_*` environment variables).
-    /// Runs no program and touches no network.
+    /// A fetcher that reads cargo configuration as cargo would when run in `cwd`
+    /// (`cwd/.cargo/config.toml` and upward, then `$CARGO_HOME/config.toml`, then `CARGO_*`
+    /// environment variables), when a package first needs it. Runs no program and touches no
+    /// network. Removes the temporary files killed runs left in velaris' cache.
     pub fn new(cwd: &Path, opts: FetchOptions) -> Result<Fetcher, FetchError> {
         let env_var = |key: &str| -> Option<String> {
             match &opts.env {
@@ -169,8 +195,46 @@ impl Fetcher {
             .clone()
             .or_else(|| env_var("VELARIS_CACHE_DIR").map(PathBuf::from))
             .or_else(|| dirs::cache_dir().map(|d| d.join("velaris")));
+        if let Some(dir) = &cache_dir {
+            crate::fsio::sweep_cache_temps(dir);
+        }
 
-        let env: Vec<(OsString, OsString)> = match &opts.env {
+        let net = net::Net::new(net::NetConfig {
+            connect_timeout: opts.connect_timeout,
+            request_timeout: opts.request_timeout,
+            stall_timeout: opts.stall_timeout,
+            min_throughput: opts.min_throughput,
+            throughput_grace: opts.throughput_grace,
+            retry_base: opts.retry_base,
+            max_attempts: opts.max_attempts,
+            use_env_proxy: opts.use_env_proxy,
+            in_flight: opts.in_flight,
+        });
+
+        Ok(Fetcher {
+            opts,
+            cwd: cwd.to_path_buf(),
+            cargo_home,
+            cache_dir,
+            sources: OnceLock::new(),
+            net,
+            dl_templates: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The cargo configuration's sources, loaded on first use: every configuration file is
+    /// checked (a regular file, valid TOML, with the place of a syntax error), then read by
+    /// `cargo_config2`.
+    fn sources(&self) -> Result<&CargoSources, FetchError> {
+        self.sources.get_or_init(|| self.load_sources()).as_ref().map_err(Clone::clone)
+    }
+
+    fn load_sources(&self) -> Result<CargoSources, FetchError> {
+        let cwd = self.cwd.as_path();
+        for file in source::config_files(cwd, self.cargo_home.as_deref()) {
+            source::check_config_file(&file)?;
+        }
+        let env: Vec<(OsString, OsString)> = match &self.opts.env {
             Some(env) => env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
             None => std::env::vars_os().collect(),
         };
@@ -178,7 +242,7 @@ impl Fetcher {
         // ask cargo_config2 for a lazily computed value, it fails instead of running a program.
         let resolve = cargo_config2::ResolveOptions::default()
             .env(env)
-            .cargo_home(cargo_home.clone())
+            .cargo_home(self.cargo_home.clone())
             .cargo("/nonexistent/velaris-never-runs-cargo")
             .rustc(cargo_config2::PathAndArgs::new(
                 "/nonexistent/velaris-never-runs-rustc",
@@ -187,30 +251,20 @@ impl Fetcher {
         let config = cargo_config2::Config::load_with_options(cwd, resolve).map_err(|e| {
             FetchError::Config {
                 message: format!(
-                    "cannot load cargo configuration for {}: {e:#}",
-                    cwd.display()
+                    "cannot load cargo configuration for {}: {}",
+                    cwd.display(),
+                    crate::message::chain(&e)
                 ),
             }
         })?;
         let sources = CargoSources::from_config(&config)?;
         drop(config);
+        Ok(sources)
+    }
 
-        let net = net::Net::new(net::NetConfig {
-            connect_timeout: opts.connect_timeout,
-            request_timeout: opts.request_timeout,
-            retry_base: opts.retry_base,
-            max_attempts: opts.max_attempts,
-            use_env_proxy: opts.use_env_proxy,
-        });
-
-        Ok(Fetcher {
-            opts,
-            cargo_home,
-            cache_dir,
-            sources,
-            net,
-            dl_templates: Mutex::new(HashMap::new()),
-        })
+    /// The most bytes of response bodies that were held at once so far.
+    pub fn peak_in_flight(&self) -> u64 {
+        self.net.peak_in_flight()
     }
 
     /// The `CARGO_HOME` whose download cache is consulted.
@@ -272,10 +326,29 @@ impl Fetcher {
     /// Fetches one package (what each [`Self::fetch_all`] worker does).
     pub fn fetch(&self, pkg: &PackageRef) -> Result<Fetched, FetchError> {
         let checksum = validate(pkg)?;
-        let resolved = self.sources.resolve(&pkg.name, &pkg.version, &pkg.source)?;
+        // What messages echo of the package: clipped (a version may be 100 KB long).
+        let shown = PackageRef {
+            name: crate::message::clip(&pkg.name).into_owned(),
+            version: crate::message::clip(&pkg.version).into_owned(),
+            ..pkg.clone()
+        };
+        self.fetch_checked(pkg, &shown, checksum)
+    }
+
+    fn fetch_checked(&self, pkg: &PackageRef, shown: &PackageRef, checksum: String) -> Result<Fetched, FetchError> {
         let file_name = format!("{}-{}.crate", pkg.name, pkg.version);
 
-        // a. cargo's download cache.
+        // a. velaris' content-addressed cache: no configuration needed to look there.
+        if let Some(root) = &self.cache_dir {
+            let path = cache::velaris_cache_path(root, &checksum);
+            if let Some(bytes) = cache::read_file_capped(&path, self.opts.max_bytes)? {
+                return verified(pkg, &checksum, bytes, Origin::VelarisCache(path));
+            }
+        }
+
+        let resolved = self.sources()?.resolve(&pkg.name, &pkg.version, &pkg.source)?;
+
+        // b. cargo's download cache.
         if let (Resolved::Registry { cache_ids, .. }, Some(home)) = (&resolved, &self.cargo_home) {
             let root = home.join("registry").join("cache");
             for dir in cache::cargo_cache_dir_names(cache_ids) {
@@ -286,14 +359,6 @@ impl Fetcher {
             }
         }
 
-        // b. velaris' content-addressed cache.
-        if let Some(root) = &self.cache_dir {
-            let path = cache::velaris_cache_path(root, &checksum);
-            if let Some(bytes) = cache::read_file_capped(&path, self.opts.max_bytes)? {
-                return verified(pkg, &checksum, bytes, Origin::VelarisCache(path));
-            }
-        }
-
         match resolved {
             // c. a configured local registry (local files, allowed offline).
             Resolved::LocalRegistry { path } => {
@@ -301,8 +366,8 @@ impl Fetcher {
                 match cache::read_file_capped(&path, self.opts.max_bytes)? {
                     Some(bytes) => verified(pkg, &checksum, bytes, Origin::LocalRegistry(path)),
                     None => Err(FetchError::NotFound {
-                        name: pkg.name.clone(),
-                        version: pkg.version.clone(),
+                        name: shown.name.clone(),
+                        version: shown.version.clone(),
                         url: path.display().to_string(),
                     }),
                 }
@@ -316,36 +381,46 @@ impl Fetcher {
             } => {
                 if self.opts.offline {
                     return Err(FetchError::Offline {
-                        name: pkg.name.clone(),
-                        version: pkg.version.clone(),
+                        name: shown.name.clone(),
+                        version: shown.version.clone(),
                     });
                 }
                 let index = download.map_err(|reason| FetchError::UnsupportedSource {
-                    name: pkg.name.clone(),
-                    version: pkg.version.clone(),
-                    source_id: effective.clone(),
-                    reason: match &name {
+                    name: shown.name.clone(),
+                    version: shown.version.clone(),
+                    source_id: crate::message::redact_url(&effective),
+                    reason: crate::message::redact(&match &name {
                         Some(n) => format!("{reason} (source `{n}` after replacement)"),
                         None => reason,
-                    },
+                    })
+                    .into_owned(),
                 })?;
                 let dl = self.dl_template(&index)?;
                 let url = dl::download_url(&dl, &pkg.name, &pkg.version, &checksum);
+                let shown_url = crate::message::clip_to(&crate::message::redact_url(&url), URL_MAX).into_owned();
                 match self.net.get(&url, self.opts.max_bytes) {
-                    Ok(bytes) => verified(pkg, &checksum, bytes, Origin::Network(url)),
-                    Err(net::HttpFailure::NotFound) => Err(FetchError::NotFound {
-                        name: pkg.name.clone(),
-                        version: pkg.version.clone(),
-                        url,
+                    Ok(bytes) => verified(pkg, &checksum, bytes, Origin::Network(shown_url)),
+                    Err(net::HttpFailure::NotFound { final_url }) => Err(FetchError::NotFound {
+                        name: shown.name.clone(),
+                        version: shown.version.clone(),
+                        url: match final_url {
+                            Some(f) => format!(
+                                "{shown_url} (redirected to {})",
+                                crate::message::clip_to(&crate::message::redact_url(&f), URL_MAX)
+                            ),
+                            None => shown_url,
+                        },
                     }),
                     Err(net::HttpFailure::TooLarge { limit }) => Err(FetchError::TooLarge {
-                        what: format!("download {url}"),
+                        what: format!("the download of {} {} from {shown_url}", shown.name, shown.version),
                         limit,
                     }),
-                    Err(failure) => Err(FetchError::Http {
+                    Err(failure) => Err(FetchError::Download {
+                        name: shown.name.clone(),
+                        version: shown.version.clone(),
                         status: failure.status(),
                         message: failure.message(),
-                        url,
+                        url: shown_url,
                     }),
                 }
             }
@@ -371,7 +446,7 @@ impl Fetcher {
                 origin: Box::new(Origin::VelarisCache(path)),
             });
         }
-        cache::write_atomic(&path, bytes)
+        cache::write_atomic(root, &path, bytes)
     }
 
     /// The `dl` template of a sparse index, from its `config.json`, once per run.
@@ -385,8 +460,9 @@ impl Fetcher {
 
     fn load_dl_template(&self, index: &SparseIndex) -> Result<String, FetchError> {
         let url = index.config_url();
+        let shown = crate::message::redact_url(&url);
         let registry_err = |message: String| FetchError::Registry {
-            index: format!("sparse+{}", index.base),
+            index: crate::message::redact_url(&format!("sparse+{}", index.base)),
             message,
         };
         let body = match self.net.get(&url, CONFIG_JSON_MAX_BYTES) {
@@ -395,7 +471,7 @@ impl Fetcher {
                 return Err(FetchError::Http {
                     status: failure.status(),
                     message: format!("fetching the registry configuration: {}", failure.message()),
-                    url,
+                    url: shown,
                 });
             }
         };
@@ -404,11 +480,11 @@ impl Fetcher {
             dl: String,
         }
         let config: IndexConfig = serde_json::from_slice(&body)
-            .map_err(|e| registry_err(format!("invalid {url}: {e}")))?;
+            .map_err(|e| registry_err(format!("invalid {shown}: {e}")))?;
         if !(config.dl.starts_with("https://") || config.dl.starts_with("http://")) {
             return Err(registry_err(format!(
-                "`dl` in {url} is not an http(s) URL: {}",
-                config.dl
+                "`dl` in {shown} is not an http(s) URL: {}",
+                crate::message::redact(&crate::message::clip(&config.dl))
             )));
         }
         Ok(config.dl)
@@ -420,9 +496,10 @@ impl Fetcher {
 /// Names and versions end up in file names and URLs, so they are restricted to what cargo
 /// itself accepts for registry packages (alphanumerics, `-`, `_`; a semver version).
 fn validate(pkg: &PackageRef) -> Result<String, FetchError> {
+    // Echoed back in the message: clipped, so a 100 KB version string is not.
     let invalid = |reason: String| FetchError::InvalidPackage {
-        name: pkg.name.clone(),
-        version: pkg.version.clone(),
+        name: crate::message::clip(&pkg.name).into_owned(),
+        version: crate::message::clip(&pkg.version).into_owned(),
         reason,
     };
     if pkg.checksum.is_empty() {
@@ -434,7 +511,7 @@ fn validate(pkg: &PackageRef) -> Result<String, FetchError> {
     if checksum.len() != 64 || !checksum.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(invalid(format!(
             "checksum `{}` is not a 64-digit hex sha256",
-            pkg.checksum
+            crate::message::clip(&pkg.checksum)
         )));
     }
     if pkg.name.is_empty()
@@ -461,8 +538,8 @@ fn verified(
     let actual = cache::sha256_hex(&bytes);
     if actual != expected {
         return Err(FetchError::Integrity {
-            name: pkg.name.clone(),
-            version: pkg.version.clone(),
+            name: crate::message::clip(&pkg.name).into_owned(),
+            version: crate::message::clip(&pkg.version).into_owned(),
             expected: expected.to_owned(),
             actual,
             origin: Box::new(origin),

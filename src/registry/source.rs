@@ -5,7 +5,7 @@
 //! copied out of the loaded configuration; tokens and credential providers are never touched.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::error::FetchError;
 
@@ -40,7 +40,7 @@ impl RegistryId {
             (Kind::Git, s.to_owned())
         };
         let canonical = tame_index::utils::canonicalize_url(&url)
-            .map_err(|e| format!("invalid registry URL `{s}`: {e}"))?;
+            .map_err(|e| format!("invalid registry URL `{}`: {e}", crate::message::redact_url(s)))?;
         Ok(RegistryId {
             kind,
             url,
@@ -90,6 +90,52 @@ enum Location {
 struct SourceDef {
     location: Option<Location>,
     replace_with: Option<String>,
+}
+
+/// The cargo configuration files that apply in `cwd`, in cargo's order of discovery:
+/// `.cargo/config` and `.cargo/config.toml` in `cwd` and each of its ancestors, then in
+/// `cargo_home` (once). Only the ones that exist (as any kind of file) are listed.
+pub(crate) fn config_files(cwd: &Path, cargo_home: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = cwd.ancestors().map(|d| d.join(".cargo")).collect();
+    if let Some(home) = cargo_home {
+        if !dirs.iter().any(|d| d == home) {
+            dirs.push(home.to_path_buf());
+        }
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        for name in ["config", "config.toml"] {
+            let p = d.join(name);
+            if std::fs::symlink_metadata(&p).is_ok() {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Checks one cargo configuration file before `cargo_config2` reads it: a regular file of
+/// reasonable size, UTF-8, valid TOML. The error names the file, and the line, column and
+/// reason of a syntax error.
+pub(crate) fn check_config_file(path: &Path) -> Result<(), FetchError> {
+    let cfg_err = |message: String| FetchError::Config { message };
+    let text = crate::fsio::read_text(path, crate::fsio::TEXT_CAP, "a cargo configuration file")
+        .map_err(|e| cfg_err(crate::message::chain(&e)))?;
+    if let Err(e) = toml::from_str::<toml::Table>(&text) {
+        let place = match e.span() {
+            Some(span) => {
+                let (line, column) = crate::fsio::line_column(&text.as_bytes()[..span.start.min(text.len())]);
+                format!(":{line}:{column}")
+            }
+            None => String::new(),
+        };
+        return Err(cfg_err(format!(
+            "{}{place}: invalid TOML: {}",
+            path.display(),
+            e.message().trim()
+        )));
+    }
+    Ok(())
 }
 
 /// What resolution produced for one package.

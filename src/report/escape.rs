@@ -14,8 +14,9 @@
 
 use std::fmt::Write;
 
-/// Characters that are shown as `\u{..}` wherever they appear.
-fn is_dangerous(c: char) -> bool {
+/// Characters that are shown as `\u{..}` wherever they appear (and that velaris never writes
+/// raw into a file: see `baseline` and `surface::cache`).
+pub fn is_dangerous(c: char) -> bool {
     c.is_control() && c != '\t'
         || matches!(c,
             '\u{00AD}'                      // soft hyphen

@@ -342,6 +342,19 @@ impl CfgEnv {
     /// target's cfgs count (cargo ignores features and `debug_assertions` there); a key that
     /// does not parse matches nothing.
     pub fn matches_target_key(&self, key: &str) -> bool {
+        // cargo-platform parses by recursion: a key nested deeper than any real one is taken as
+        // one that does not parse, before it can exhaust the stack.
+        let mut depth = 0usize;
+        for b in key.bytes() {
+            match b {
+                b'(' => depth += 1,
+                b')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth > MAX_TARGET_KEY_DEPTH {
+                return false;
+            }
+        }
         Platform::from_str(key.trim())
             .map(|p| p.matches(&self.triple, &self.target))
             .unwrap_or(false)
@@ -385,6 +398,9 @@ fn looks_like_triple(name: &str) -> bool {
     let arch = ARCHES.iter().any(|a| name.starts_with(&format!("{a}_")));
     arch && parts.len() >= 3 && parts.iter().any(|p| SYSTEMS.contains(p))
 }
+
+/// How deeply a `[target.'cfg(..)']` key may nest (real ones nest two or three levels).
+const MAX_TARGET_KEY_DEPTH: usize = 256;
 
 /// The triples [`CfgEnv::for_target`] knows.
 pub fn known_targets() -> impl Iterator<Item = &'static str> {

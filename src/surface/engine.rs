@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use sha2::{Digest, Sha256};
 
 use super::analyze::{self, CrateAnalysis, CrateInput, Edition, Exports};
+use super::cache::ResultCache;
 use super::cfg::CfgEnv;
 use super::model::{Capability, CrateSurface, Finding, ProgramSurface, Scope, Surface};
 use super::rules::Rules;
@@ -53,6 +54,8 @@ pub enum SurfaceError {
     Config(String),
     #[error("failed to read {path}")]
     Read { path: String, source: std::io::Error },
+    #[error(transparent)]
+    File(#[from] crate::fsio::FileError),
 }
 
 impl SurfaceError {
@@ -236,7 +239,7 @@ pub fn read_dir_tree(dir: &Path) -> Result<FileTree, SurfaceError> {
                 if meta.len() > package::FILE_CAP {
                     continue;
                 }
-                let bytes = std::fs::read(&path).map_err(|source| SurfaceError::Read { path: path.display().to_string(), source })?;
+                let bytes = crate::fsio::read_bytes(&path, package::FILE_CAP, "a source file")?;
                 let rel = path.strip_prefix(base).unwrap_or(&path);
                 let rel: Vec<&str> = rel.components().filter_map(|c| c.as_os_str().to_str()).collect();
                 out.insert(rel.join("/"), bytes);
@@ -354,65 +357,13 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
         let (manifest, files) = result?;
         if matches!(f.origin, crate::registry::Origin::Network(_)) {
             if let Err(e) = fetcher.store(r, &f.bytes) {
-                eprintln!("warning: could not cache {} {}: {e}", r.name, r.version);
+                eprintln!("warning: could not cache {} {}: {}", r.name, r.version, crate::message::chain(&e));
             }
         }
         let crated = Crated { bytes: Arc::new(f.bytes), manifest, files };
         store.crates.lock().unwrap().insert(r.checksum.to_ascii_lowercase(), Arc::new(crated));
     }
     Ok(())
-}
-
-/// Where analysis results are cached: `<cache>/surface/<key>.json`.
-struct ResultCache {
-    dir: Option<PathBuf>,
-    /// sha256 of the rules in force (built-in table and overlay): new rules, new results.
-    rules: String,
-}
-
-impl ResultCache {
-    /// `deps`: every crate the unit sees (extern names and `$crate` markers) with the digest
-    /// of what it exports.
-    fn key(&self, checksum: &str, unit: &Unit, target: &str, deps: &[(String, String)]) -> String {
-        let mut h = Sha256::new();
-        for part in [ANALYZER_VERSION, self.rules.as_str(), checksum, target, unit.root.as_str(), unit.crate_name.as_str()] {
-            h.update(part.as_bytes());
-            h.update([0]);
-        }
-        h.update(format!("{:?}{:?}", unit.kind, unit.scope).as_bytes());
-        for f in &unit.features {
-            h.update(f.as_bytes());
-            h.update([1]);
-        }
-        // What a crate resolves through its dependencies is part of its result.
-        for (name, digest) in deps {
-            h.update(name.as_bytes());
-            h.update([0]);
-            h.update(digest.as_bytes());
-            h.update([1]);
-        }
-        format!("{:x}", h.finalize())
-    }
-
-    fn get(&self, key: &str) -> Option<CrateAnalysis> {
-        let path = self.dir.as_ref()?.join(format!("{key}.json"));
-        let text = std::fs::read_to_string(path).ok()?;
-        serde_json::from_str(&text).ok()
-    }
-
-    fn put(&self, key: &str, a: &CrateAnalysis) {
-        let Some(dir) = &self.dir else { return };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
-        }
-        let Ok(text) = serde_json::to_string(a) else { return };
-        if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) {
-            use std::io::Write;
-            if tmp.write_all(text.as_bytes()).is_ok() {
-                let _ = tmp.persist(dir.join(format!("{key}.json")));
-            }
-        }
-    }
 }
 
 fn unanalyzed(file: &str, scope: Scope, why: String) -> Finding {
@@ -488,7 +439,8 @@ fn analyze_all(
     for lv in 0..=max_level {
         let todo: Vec<usize> = (0..n).filter(|&i| level[i] == lv).collect();
         let err: Mutex<Option<SurfaceError>> = Mutex::new(None);
-        crate::depsdiff::parallel_map(&todo, cpus, |&i| {
+        // On large-stack threads: deeply nested source must not overflow a stack (guard.rs).
+        super::guard::parallel_map(&todo, cpus, |&i| {
             let unit = &graph.units[i];
             let done = |d: usize| results[d].lock().unwrap().clone();
             let mut deps: Vec<(String, Done)> = unit.deps.iter().filter_map(|(name, d)| done(*d).map(|x| (name.clone(), x))).collect();
@@ -755,8 +707,7 @@ pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, Surfac
     fingerprint.update(super::rules::BUILTIN_RULES_TOML.as_bytes());
     let owned_rules;
     let rules: &Rules = if overlay_path.exists() {
-        let text = std::fs::read_to_string(&overlay_path)
-            .map_err(|source| SurfaceError::Read { path: overlay_path.display().to_string(), source })?;
+        let text = crate::fsio::read_text(&overlay_path, crate::fsio::TEXT_CAP, "a rules overlay")?;
         fingerprint.update([0]);
         fingerprint.update(text.as_bytes());
         owned_rules = Rules::with_overlay(&text, OVERLAY_FILE).map_err(|e| SurfaceError::Config(e.to_string()))?;

@@ -5,15 +5,20 @@
 //!   (data/rules.toml, compiled in) and the user overlay.
 //! - [`cfg`]: target and feature cfg evaluation.
 //! - [`analyze`]: one crate's findings, from its source tree.
-//! - [`engine`]: the whole run, from a workspace on disk to its [`Surface`].
+//! - [`guard`]: what source may be parsed (nesting depth, size) and the large-stack threads
+//!   analysis runs on.
+//! - [`engine`]: the whole run, from a workspace on disk to its [`Surface`]; `cache` keeps
+//!   its per-unit results, each entry tagged and checked on read.
 //! - [`render`]: human, JSON and `explain` output.
 //!
 //! Architecture invariant: nothing here builds or runs the code it reads, and cargo is never
 //! invoked.
 
 pub mod analyze;
+mod cache;
 pub mod cfg;
 pub mod engine;
+pub mod guard;
 pub mod model;
 pub mod render;
 pub mod rules;

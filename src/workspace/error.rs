@@ -27,6 +27,8 @@ pub enum WorkspaceError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    File(#[from] crate::fsio::FileError),
     /// A manifest that is not valid TOML; `at` is the 1-based line and column.
     #[error("{}: invalid toml: {message}", place(.origin, *.at))]
     Toml {

@@ -228,6 +228,26 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Why a target's root file is not analyzed when it lies outside its package (`../x.rs`, an
+/// absolute path): cargo would compile it, but velaris reads only the package's own files, and
+/// says so instead of "not found".
+pub(crate) fn outside_package(kind: super::UnitKind, root: &str) -> Option<String> {
+    let p = Path::new(root);
+    let absolute = p.has_root() || root.as_bytes().get(1) == Some(&b':');
+    let escapes = normalize(p).components().next() == Some(Component::ParentDir);
+    (absolute || escapes).then(|| {
+        let what = match kind {
+            super::UnitKind::Lib | super::UnitKind::ProcMacro => "lib",
+            super::UnitKind::Bin => "bin",
+            super::UnitKind::BuildScript => "build script",
+        };
+        format!(
+            "the {what} path `{}` is outside the package and refused: only the package's own files are analyzed",
+            crate::message::clip(root)
+        )
+    })
+}
+
 fn rel_path(s: &str) -> String {
     let s = s.replace('\\', "/");
     let mut s = s.as_str();

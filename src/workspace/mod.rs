@@ -253,10 +253,7 @@ pub struct Workspace {
 }
 
 fn read(path: &Path) -> Result<String, WorkspaceError> {
-    std::fs::read_to_string(path).map_err(|source| WorkspaceError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+    Ok(crate::fsio::read_text(path, crate::fsio::TEXT_CAP, "a manifest")?)
 }
 
 fn str_list(t: &Table, key: &str, origin: &str) -> Result<Vec<String>, WorkspaceError> {
@@ -292,7 +289,7 @@ fn find_inherit(dir: &Path, doc: &Table) -> Option<Inherit> {
         .and_then(|p| p.get("workspace"))
         .and_then(Value::as_str);
     let try_dir = |d: &Path| -> Option<Inherit> {
-        let text = std::fs::read_to_string(d.join("Cargo.toml")).ok()?;
+        let text = crate::fsio::read_text(&d.join("Cargo.toml"), crate::fsio::TEXT_CAP, "a manifest").ok()?;
         let doc: Table = toml::from_str(&text).ok()?;
         Inherit::from_root(d, &doc)
     };
@@ -544,20 +541,17 @@ impl Workspace {
 
         // The lockfile.
         let lock_path = root.join("Cargo.lock");
-        let lock_text = match std::fs::read_to_string(&lock_path) {
+        // A lockfile that is a link out of the workspace is refused, not read.
+        crate::fsio::contained(&root, &lock_path)?;
+        let lock_text = match crate::fsio::read_text(&lock_path, crate::fsio::TEXT_CAP, "a lockfile") {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.is_not_found() => {
                 return Err(WorkspaceError::MissingLockfile {
                     path: lock_path,
                     root,
                 });
             }
-            Err(source) => {
-                return Err(WorkspaceError::Read {
-                    path: lock_path,
-                    source,
-                });
-            }
+            Err(e) => return Err(e.into()),
         };
         let lock = lock::load_lock(&lock_text, &lock_path)?;
         let lock_local: Vec<Option<usize>> = lock

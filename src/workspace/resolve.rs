@@ -87,7 +87,13 @@ struct Resolver<'w, 'o> {
     warnings: BTreeSet<String>,
     /// Packages taken as leaves because their manifest is pending.
     pending: BTreeSet<usize>,
+    /// How deeply feature activation recurses now (see [`MAX_ACTIVATION_DEPTH`]).
+    depth: usize,
 }
+
+/// How deeply features and dependencies may activate one another before a manifest is refused:
+/// far more than any real chain, few enough that a hostile one cannot exhaust the stack.
+const MAX_ACTIVATION_DEPTH: usize = 20_000;
 
 fn source_kind_matches(decl: &DepDecl, source: Option<&str>) -> bool {
     match source {
@@ -336,13 +342,25 @@ impl<'w, 'o> Resolver<'w, 'o> {
     }
 
     fn activate_fv(&mut self, pkg: usize, fk: Fk, fv: &FeatureValue) -> Result<(), WorkspaceError> {
-        match fv {
+        if self.depth >= MAX_ACTIVATION_DEPTH {
+            let id = self.id(pkg);
+            return Err(WorkspaceError::Manifest {
+                origin: format!("{} {}", crate::message::clip(&id.name), crate::message::clip(&id.version)),
+                message: format!(
+                    "features and optional dependencies enable one another more than {MAX_ACTIVATION_DEPTH} levels deep; refusing to follow them"
+                ),
+            });
+        }
+        self.depth += 1;
+        let r = match fv {
             FeatureValue::Feature(f) => self.activate_rec(pkg, fk, f),
             FeatureValue::Dep(d) => self.activate_dependency(pkg, fk, d),
             FeatureValue::DepFeature { dep, feature, weak } => {
                 self.activate_dep_feature(pkg, fk, dep, feature, *weak)
             }
-        }
+        };
+        self.depth -= 1;
+        r
     }
 
     fn activate_rec(&mut self, pkg: usize, fk: Fk, feature: &str) -> Result<(), WorkspaceError> {
@@ -571,6 +589,7 @@ impl Builder<'_, '_, '_> {
             Scope::Runtime
         };
         let i = self.units.len();
+        let error = d.error.clone().or_else(|| super::manifest::outside_package(kind, &root));
         self.units.push(Unit {
             package: self.r.id(pkg).clone(),
             kind,
@@ -583,7 +602,7 @@ impl Builder<'_, '_, '_> {
             links: d.manifest.links.clone(),
             edition: d.manifest.edition.clone(),
             check_cfgs: d.manifest.check_cfgs.clone(),
-            error: d.error.clone(),
+            error,
         });
         self.index.insert(key, i);
         i
@@ -777,6 +796,7 @@ impl Workspace {
             deferred: HashMap::new(),
             warnings: BTreeSet::new(),
             pending: BTreeSet::new(),
+            depth: 0,
         };
         if self.resolver == "1" {
             r.warnings.insert(

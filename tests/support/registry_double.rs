@@ -6,7 +6,9 @@
 //! [`RegistryDouble::yank`]), and the `.crate` bytes registered for (name, version) at
 //! whatever path the current `dl` template expands to. Every request path
 //! is recorded. Faults can be injected per path: answer a status N times, close the connection
-//! without answering N times, or serve tampered bytes. The server stops when dropped.
+//! without answering N times, send the head and then drip the body a few bytes at a time or
+//! stall (send nothing more), redirect elsewhere, or serve tampered bytes. The server stops
+//! when dropped.
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -30,6 +32,12 @@ enum Fault {
         headers: Vec<(String, String)>,
     },
     Close,
+    /// The head, then the body `chunk` bytes at a time, one chunk every `every`.
+    Drip { chunk: usize, every: Duration },
+    /// The head (with the real Content-Length), then nothing, until the server stops.
+    Stall,
+    /// A 302 to this path (or absolute URL).
+    Redirect { to: String },
 }
 
 #[derive(Default)]
@@ -72,8 +80,9 @@ impl RegistryDouble {
                     }
                     let Ok(conn) = conn else { continue };
                     let state = Arc::clone(&state);
+                    let stop = Arc::clone(&stop);
                     std::thread::spawn(move || {
-                        let _ = serve(conn, addr, &state);
+                        let _ = serve(conn, addr, &state, &stop);
                     });
                 }
             })
@@ -174,6 +183,21 @@ impl RegistryDouble {
         self.push_faults(path, times, Fault::Close);
     }
 
+    /// Sends the head, then the body `chunk` bytes every `every`, the next `times` times.
+    pub fn drip_next(&self, path: &str, times: usize, chunk: usize, every: Duration) {
+        self.push_faults(path, times, Fault::Drip { chunk, every });
+    }
+
+    /// Sends the head and then nothing more (the connection stays open), the next `times` times.
+    pub fn stall_next(&self, path: &str, times: usize) {
+        self.push_faults(path, times, Fault::Stall);
+    }
+
+    /// Answers a 302 redirect to `to` (a path on this server, or a URL), the next `times` times.
+    pub fn redirect_next(&self, path: &str, times: usize, to: &str) {
+        self.push_faults(path, times, Fault::Redirect { to: to.to_owned() });
+    }
+
     fn push_faults(&self, path: &str, times: usize, fault: Fault) {
         let mut state = self.lock();
         let queue = state.faults.entry(path.to_owned()).or_default();
@@ -223,7 +247,12 @@ impl Drop for RegistryDouble {
     }
 }
 
-fn serve(conn: TcpStream, addr: SocketAddr, state: &Mutex<State>) -> std::io::Result<()> {
+fn serve(
+    conn: TcpStream,
+    addr: SocketAddr,
+    state: &Mutex<State>,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
     conn.set_read_timeout(Some(Duration::from_secs(5)))?;
     conn.set_write_timeout(Some(Duration::from_secs(5)))?;
     let mut reader = BufReader::new(conn.try_clone()?);
@@ -241,6 +270,7 @@ fn serve(conn: TcpStream, addr: SocketAddr, state: &Mutex<State>) -> std::io::Re
     let method = parts.next().unwrap_or("").to_owned();
     let path = parts.next().unwrap_or("").to_owned();
 
+    let mut pace = None;
     let (status, headers, body) = {
         let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
         st.requests.push(path.clone());
@@ -248,6 +278,14 @@ fn serve(conn: TcpStream, addr: SocketAddr, state: &Mutex<State>) -> std::io::Re
         match fault {
             Some(Fault::Close) => return Ok(()), // drop without a byte of answer
             Some(Fault::Status { code, headers }) => (code, headers, Vec::new()),
+            Some(Fault::Redirect { to }) => {
+                let location = if to.starts_with('/') { format!("http://{addr}{to}") } else { to };
+                (302, vec![("Location".to_owned(), location)], Vec::new())
+            }
+            Some(f @ (Fault::Drip { .. } | Fault::Stall)) => {
+                pace = Some(f);
+                respond(&st, addr, &path)
+            }
             None if method != "GET" => (405, Vec::new(), Vec::new()),
             None => respond(&st, addr, &path),
         }
@@ -264,8 +302,31 @@ fn serve(conn: TcpStream, addr: SocketAddr, state: &Mutex<State>) -> std::io::Re
     }
     head.push_str("\r\n");
     out.write_all(head.as_bytes())?;
-    out.write_all(&body)?;
-    out.flush()
+    out.flush()?;
+    match pace {
+        Some(Fault::Drip { chunk, every }) => {
+            for part in body.chunks(chunk.max(1)) {
+                if stop.load(Ordering::SeqCst) {
+                    return Ok(());
+                }
+                std::thread::sleep(every);
+                out.write_all(part)?;
+                out.flush()?;
+            }
+            Ok(())
+        }
+        Some(_) => {
+            // Stall: hold the connection open, sending nothing, until the server stops.
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(())
+        }
+        None => {
+            out.write_all(&body)?;
+            out.flush()
+        }
+    }
 }
 
 fn respond(st: &State, addr: SocketAddr, path: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
@@ -363,6 +424,7 @@ fn json_string(s: &str) -> String {
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        302 => "Found",
         404 => "Not Found",
         405 => "Method Not Allowed",
         429 => "Too Many Requests",

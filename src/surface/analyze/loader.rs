@@ -189,10 +189,15 @@ pub(crate) fn include_literal(tokens: &TokenStream) -> Option<String> {
     syn::parse2::<syn::LitStr>(tokens.clone()).ok().map(|l| l.value())
 }
 
-/// Parse a file's text. What syn does not parse is recovered (older editions' syntax
-/// repaired, then item by item, see `recover.rs`); each item that still does not parse is an
-/// `unanalyzed` finding at it, and is kept as tokens for the visitor to scan.
+/// Parse a file's text. A file too deeply nested for the analysis threads' stack is
+/// `unanalyzed` (see `surface::guard`). What syn does not parse is recovered (older editions'
+/// syntax repaired, then item by item, see `recover.rs`); each item that still does not parse
+/// is an `unanalyzed` finding at it, and is kept as tokens for the visitor to scan.
 pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink, edition: Edition) -> Option<syn::File> {
+    if let Err(refused) = crate::surface::guard::admit(bytes) {
+        sink.add_at(Capability::Unanalyzed, file, refused.line, refused.column, refused.to_string());
+        return None;
+    }
     let Ok(text) = std::str::from_utf8(bytes) else {
         sink.add_at(Capability::Unanalyzed, file, 1, 1, "source file is not UTF-8");
         return None;

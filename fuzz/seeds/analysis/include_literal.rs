@@ -1,0 +1,5 @@
+include!("generated/table.rs");
+
+pub fn value() -> usize {
+    include!("expr.rs")
+}
