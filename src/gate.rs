@@ -1,16 +1,22 @@
-//! The conditions that make a run fail (`fail-on`), parsed in one place.
+//! The conditions that make a run fail (`fail-on`): their names, parsing, and what trips each.
 //!
-//! The GitHub Action takes them as its `fail-on` input; `velaris deps-diff --fail-on` is meant to
-//! read the same list, so the names are shared: `widened`, `never`, `baseline-widened`, and the
-//! dependency-review conditions `new-capability`, `build-script`, `proc-macro`, `native`,
-//! `yanked`, `unverifiable`, `unknown`. Which of them a given report can show is the caller's
-//! business: [`Condition::evaluated`] says which ones this version decides, so that a condition
-//! that cannot be decided yet is reported as such rather than passing silently.
+//! The GitHub Action's `fail-on` input and `velaris deps-diff --fail-on` read the same list:
+//! `never`, `widened`, `baseline-widened`, and the dependency-review conditions
+//! `new-capability`, `build-script`, `proc-macro`, `native`, `yanked`, `unverifiable`,
+//! `unknown`. Each condition is decided in one place:
+//!
+//! - `widened` from a [`CheckOutcome`] (the comparison `velaris check` makes): [`widened`];
+//! - `baseline-widened` from the grants a newer baseline adds ([`crate::baseline::additions`]):
+//!   [`baseline_widened`];
+//! - the dependency conditions ([`Condition::is_dependency`]) from a deps-diff
+//!   [`crate::depsdiff::Report`]: [`crate::depsdiff::review::decide`].
 //!
 //! Integrity failures (exit code 3) are not a condition: no list can turn them off.
 
 use std::collections::BTreeSet;
 use std::fmt;
+
+use crate::baseline::{Addition, CheckOutcome};
 
 /// One `fail-on` condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -19,19 +25,20 @@ pub enum Condition {
     Widened,
     /// The change adds grants to the baseline (compared with the base's baseline).
     BaselineWidened,
-    /// A changed package gains a capability.
+    /// A changed package gains a capability (an added package: has any).
     NewCapability,
-    /// A changed package gains or changes a build script.
+    /// A changed package gains or changes a build script, or its build script gains network
+    /// access or process spawning.
     BuildScript,
     /// A changed package becomes a proc macro.
     ProcMacro,
     /// A changed package gains `links` or a native build.
     Native,
-    /// A package is locked at a yanked version.
+    /// A changed package is locked at a version its registry index marks yanked.
     Yanked,
-    /// A changed package could not be verified against a checksum.
+    /// A changed package's side could not be verified (by sha256 or by git commit).
     Unverifiable,
-    /// A changed package's source could not be read.
+    /// A changed package's capabilities could not be analysed.
     Unknown,
 }
 
@@ -62,10 +69,13 @@ impl Condition {
         }
     }
 
-    /// Whether this version of velaris decides the condition. The others are accepted (the list
-    /// stays valid when they arrive) and reported as not evaluated.
-    pub fn evaluated(self) -> bool {
-        matches!(self, Condition::Widened | Condition::BaselineWidened | Condition::Unverifiable)
+    pub fn parse(s: &str) -> Option<Condition> {
+        Condition::ALL.iter().copied().find(|c| c.as_str() == s)
+    }
+
+    /// Decided by the dependency review of a lockfile change, not by the ratchet.
+    pub fn is_dependency(self) -> bool {
+        !matches!(self, Condition::Widened | Condition::BaselineWidened)
     }
 }
 
@@ -83,7 +93,7 @@ pub struct FailOn {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FailOnError {
-    #[error("unknown fail-on condition {given:?}; conditions are: never, {}", names())]
+    #[error("unknown condition {given:?} in fail-on; conditions are: never, {}", names())]
     Unknown { given: String },
     #[error("`never` cannot be combined with other fail-on conditions")]
     NeverWithOthers,
@@ -117,12 +127,7 @@ impl FailOn {
         }
         let mut conditions = BTreeSet::new();
         for w in words {
-            let c = Condition::ALL
-                .iter()
-                .copied()
-                .find(|c| c.as_str() == w)
-                .ok_or_else(|| FailOnError::Unknown { given: w.to_string() })?;
-            conditions.insert(c);
+            conditions.insert(Condition::parse(w).ok_or_else(|| FailOnError::Unknown { given: w.to_string() })?);
         }
         Ok(FailOn { conditions })
     }
@@ -139,10 +144,50 @@ impl FailOn {
         self.conditions.iter().copied()
     }
 
-    /// The listed conditions this version cannot decide.
-    pub fn not_evaluated(&self) -> Vec<Condition> {
-        self.conditions.iter().copied().filter(|c| !c.evaluated()).collect()
+    /// The listed conditions that `decide` says hold, in the order of [`Condition::ALL`], each
+    /// with what trips it; `decide` answers one line per thing that trips the condition.
+    pub fn failures(&self, mut decide: impl FnMut(Condition) -> Vec<String>) -> Vec<Failure> {
+        self.conditions()
+            .filter_map(|condition| {
+                let what = decide(condition);
+                (!what.is_empty()).then_some(Failure { condition, what })
+            })
+            .collect()
     }
+}
+
+/// A `fail-on` condition that holds, with what trips it: one line each, plain text (callers
+/// escape it for where it goes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub condition: Condition,
+    pub what: Vec<String>,
+}
+
+/// What trips `widened`: each program or crate that uses a capability the baseline does not
+/// grant, `program app: process.spawn`.
+pub fn widened(outcome: &CheckOutcome) -> Vec<String> {
+    outcome
+        .widened
+        .iter()
+        .map(|w| {
+            let caps: Vec<&str> = w.capabilities.iter().map(|c| c.as_str()).collect();
+            format!("{} {}: {}", w.subject.kind(), w.subject.name(), caps.join(", "))
+        })
+        .collect()
+}
+
+/// What trips `baseline-widened`: each grant a newer baseline adds, `program app: process.spawn`
+/// (`(new)` for an entry the older baseline did not have).
+pub fn baseline_widened(added: &[Addition]) -> Vec<String> {
+    added
+        .iter()
+        .filter(|a| !a.capabilities.is_empty())
+        .map(|a| {
+            let caps: Vec<&str> = a.capabilities.iter().map(|c| c.as_str()).collect();
+            format!("{} {}{}: {}", a.subject.kind(), a.subject.name(), if a.new_subject { " (new)" } else { "" }, caps.join(", "))
+        })
+        .collect()
 }
 
 impl fmt::Display for FailOn {
@@ -185,8 +230,22 @@ mod tests {
     }
 
     #[test]
-    fn conditions_not_yet_decided_are_named() {
-        let f = FailOn::parse("widened build-script yanked").unwrap();
-        assert_eq!(f.not_evaluated(), vec![Condition::BuildScript, Condition::Yanked]);
+    fn failures_keep_only_conditions_that_hold_in_order() {
+        let f = FailOn::parse("yanked, widened build-script").unwrap();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let failed = f.failures(|c| {
+            asked.borrow_mut().push(c);
+            if c == Condition::Widened { Vec::new() } else { vec![format!("{c} trips")] }
+        });
+        assert_eq!(*asked.borrow(), vec![Condition::Widened, Condition::BuildScript, Condition::Yanked]);
+        assert_eq!(failed.iter().map(|f| f.condition).collect::<Vec<_>>(), vec![Condition::BuildScript, Condition::Yanked]);
+        assert_eq!(failed[0].what, vec!["build-script trips".to_string()]);
+        assert!(FailOn::never().failures(|_| vec!["x".into()]).is_empty());
+    }
+
+    #[test]
+    fn only_the_ratchet_conditions_are_not_the_dependency_reviews() {
+        let dep: Vec<&str> = Condition::ALL.iter().filter(|c| c.is_dependency()).map(|c| c.as_str()).collect();
+        assert_eq!(dep, ["new-capability", "build-script", "proc-macro", "native", "yanked", "unverifiable", "unknown"]);
     }
 }

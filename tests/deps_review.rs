@@ -529,6 +529,33 @@ fn fail_on_names_each_condition() {
 }
 
 #[test]
+fn fail_on_takes_the_actions_list_never_and_baseline_widened_included() {
+    let w = incidents();
+    // `never` is the default made explicit, and stands alone.
+    w.review(&["--fail-on", "never"]).expect(0);
+    let r = w.review(&["--fail-on", "never,widened"]);
+    r.expect(2);
+    assert!(r.stderr().contains("`never` cannot be combined"), "{}", r.stderr());
+    // The baseline is the same at both ends: nothing is added to it.
+    w.review(&["--fail-on", "baseline-widened"]).expect(0);
+    // The change blesses the widening: head holds, and the grants it adds trip
+    // `baseline-widened`, as in the GitHub Action.
+    w.run(&["bless", "--target", LINUX]).expect(0);
+    w.commit("bless");
+    let range = ["deps-diff", "HEAD~2..HEAD", "--target", LINUX];
+    let doc = w.run(&[&range[..], &["--format", "json"]].concat()).json();
+    schema::assert_valid_v2(&doc);
+    assert_eq!(doc["baselines"][0]["state"], "holds");
+    let added: Vec<String> = doc["baselines"][0]["added"].as_array().unwrap().iter().map(|a| format!("{} {}", a["kind"].as_str().unwrap(), a["name"].as_str().unwrap())).collect();
+    assert!(added.contains(&"program app".to_string()), "{added:?}");
+    w.run(&[&range[..], &["--fail-on", "widened"]].concat()).expect(0);
+    let r = w.run(&[&range[..], &["--fail-on", "widened,baseline-widened"]].concat());
+    r.expect(1);
+    let err = r.stderr();
+    assert!(err.contains("deps-diff: --fail-on baseline-widened:\n  program app: ") && !err.contains("--fail-on widened"), "{err}");
+}
+
+#[test]
 fn all_targets_and_another_target() {
     let w = incidents();
     let doc = w.review(&["--format", "json", "--all-targets"]).json();

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use velaris::depsdiff::{self, Gate, Input, review};
+use velaris::depsdiff::{self, Input, review};
 use velaris::diff::DiffOptions;
+use velaris::gate::FailOn;
 use velaris::report::{self, Detail, HumanOptions, MarkdownOptions};
 
 use super::Format;
@@ -59,9 +60,10 @@ pub struct Args {
     /// Do not analyse capabilities (what is built is still resolved).
     #[arg(long)]
     no_capabilities: bool,
-    /// Exit 1 when any of these holds (comma-separated or repeated): widened, new-capability,
-    /// build-script, proc-macro, native, yanked, unverifiable, unknown.
-    #[arg(long, value_name = "CONDITIONS", value_delimiter = ',')]
+    /// Exit 1 when any of these holds (comma-separated or repeated): widened, baseline-widened,
+    /// new-capability, build-script, proc-macro, native, yanked, unverifiable, unknown; or
+    /// never (the default: informational).
+    #[arg(long, value_name = "CONDITIONS")]
     fail_on: Vec<String>,
     #[command(flatten)]
     fetch: super::fetch::FetchArgs,
@@ -85,19 +87,12 @@ fn input(args: &Args) -> anyhow::Result<Input> {
     Ok(Input::Git { base, head, lockfiles: args.lockfile.clone() })
 }
 
-fn gates(args: &Args) -> anyhow::Result<Vec<Gate>> {
-    let mut out = Vec::new();
-    for g in args.fail_on.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        match Gate::parse(g) {
-            Some(g) if !out.contains(&g) => out.push(g),
-            Some(_) => {}
-            None => {
-                let known: Vec<&str> = Gate::ALL.iter().map(|g| g.code()).collect();
-                bail!("--fail-on: unknown condition {g:?}; conditions are: {}", known.join(", "))
-            }
-        }
+/// The `--fail-on` list, parsed as the action parses its `fail-on` input; none given: never.
+fn fail_on(args: &Args) -> anyhow::Result<FailOn> {
+    if args.fail_on.is_empty() {
+        return Ok(FailOn::never());
     }
-    Ok(out)
+    FailOn::parse(&args.fail_on.join(",")).map_err(|e| anyhow::anyhow!("--fail-on: {e}"))
 }
 
 fn targets(args: &Args) -> anyhow::Result<Vec<String>> {
@@ -116,7 +111,7 @@ fn targets(args: &Args) -> anyhow::Result<Vec<String>> {
 
 pub fn run(args: Args) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir().context("failed to read the current directory")?;
-    let gates = gates(&args)?;
+    let fail_on = fail_on(&args)?;
     if args.schema == Schema::V1 && args.format != Format::Json {
         bail!("--schema applies to --format json only");
     }
@@ -155,15 +150,15 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         }
     };
     super::emit(&text)?;
-    let failed = review::failures(&report, &gates);
+    let failed = review::failures(&report, &fail_on);
     if failed.is_empty() {
         return Ok(velaris::exit_codes::OK);
     }
     let mut err = anstream::stderr();
-    for (gate, what) in &failed {
+    for f in &failed {
         use std::io::Write;
-        let _ = writeln!(err, "deps-diff: --fail-on {}:", gate.code());
-        for w in what {
+        let _ = writeln!(err, "deps-diff: --fail-on {}:", f.condition);
+        for w in &f.what {
             let _ = writeln!(err, "  {}", velaris::report::escape::line(w));
         }
     }

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use crate::baseline::{self, CheckOutcome};
+use crate::baseline::{self, Addition, CheckOutcome};
 use crate::lockfile::LockedPackage;
 use crate::registry::FetchOptions;
 use crate::surface::engine::{self, SourceStore, SurfaceError};
@@ -328,6 +328,10 @@ pub struct BaselineEffect {
     /// Where the baseline is, relative to the repository (or as read).
     pub origin: String,
     pub state: BaselineState,
+    /// Grants the head's baseline adds to the base's (every grant when the base has none), as
+    /// the GitHub Action shows them; `None` when the head has no baseline or one of the two
+    /// does not parse.
+    pub added: Option<Vec<Addition>>,
 }
 
 #[derive(Debug, Clone)]
@@ -348,22 +352,38 @@ pub enum BaselineState {
 }
 
 /// Compare head's surface (for the baseline's target) with the baseline at head's root.
-pub fn baseline_effect(lockfile: &str, base: &Side, head: &Side, text: Option<String>, origin: String, target: &str) -> BaselineEffect {
+pub fn baseline_effect(
+    lockfile: &str,
+    base: &Side,
+    head: &Side,
+    text: Option<String>,
+    base_text: Option<String>,
+    origin: String,
+    target: &str,
+) -> BaselineEffect {
+    let mut added = None;
     let state = match text {
         None => BaselineState::Missing,
         Some(t) => match baseline::parse(&t, baseline::FILE_NAME) {
             Err(e) => BaselineState::Malformed(e.to_string()),
-            Ok(b) => match head.run_for(target).and_then(|r| r.surface.as_ref()) {
-                None => BaselineState::Unknown(head.error.clone().unwrap_or_else(|| format!("no analysis for {target}"))),
-                Some(hs) => {
-                    let outcome = baseline::check(&b, hs);
-                    let held_at_base = base.run_for(target).and_then(|r| r.surface.as_ref()).map(|bs| baseline::check(&b, bs).holds);
-                    BaselineState::Checked { target: target.to_string(), head: Box::new(outcome), held_at_base }
+            Ok(b) => {
+                added = match base_text.as_deref().map(|t| baseline::parse(t, baseline::FILE_NAME)) {
+                    None => Some(baseline::additions(None, &b)),
+                    Some(Ok(old)) => Some(baseline::additions(Some(&old), &b)),
+                    Some(Err(_)) => None,
+                };
+                match head.run_for(target).and_then(|r| r.surface.as_ref()) {
+                    None => BaselineState::Unknown(head.error.clone().unwrap_or_else(|| format!("no analysis for {target}"))),
+                    Some(hs) => {
+                        let outcome = baseline::check(&b, hs);
+                        let held_at_base = base.run_for(target).and_then(|r| r.surface.as_ref()).map(|bs| baseline::check(&b, bs).holds);
+                        BaselineState::Checked { target: target.to_string(), head: Box::new(outcome), held_at_base }
+                    }
                 }
-            },
+            }
         },
     };
-    BaselineEffect { lockfile: lockfile.to_string(), origin, state }
+    BaselineEffect { lockfile: lockfile.to_string(), origin, state, added }
 }
 
 /// The target `velaris check` would analyse for this baseline text (its `target`, else the

@@ -35,7 +35,7 @@ use crate::workspace::PackageId;
 
 pub use capabilities::{BaselineEffect, BaselineState, CapDelta, Evidence, Placement, ProgramEffect, cap_rank};
 pub use flags::{Flag, FlagKind};
-pub use review::{Gate, Tier};
+pub use review::Tier;
 
 use capabilities::{GraphMode, Side as RunSide};
 use workspaces::WorkspaceDir;
@@ -597,8 +597,8 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
         if config.capabilities {
             let primary = &config.targets[0];
             programs.extend(capabilities::program_effects(&pair.label, &b, &h, primary));
-            if let Some((text, origin, target)) = baseline {
-                baselines.push(capabilities::baseline_effect(&pair.label, &b, &h, text, origin, &target));
+            if let Some(bl) = baseline {
+                baselines.push(capabilities::baseline_effect(&pair.label, &b, &h, bl.text, bl.base_text, bl.origin, &bl.target));
             }
         }
         analysed.insert(pair.label.clone(), (b, h));
@@ -629,8 +629,13 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     })
 }
 
-/// (text, origin, target) of a workspace's baseline.
-type BaselineInput = (Option<String>, String, String);
+/// A workspace's baseline at head (and at base), where it is, and the target it is checked for.
+struct BaselineInput {
+    text: Option<String>,
+    base_text: Option<String>,
+    origin: String,
+    target: String,
+}
 
 /// Run the engine for one lockfile at base and at head: the repository's workspace when both
 /// revisions have one that resolves, else a probe of the changed packages.
@@ -643,7 +648,9 @@ fn analyse_pair(
 ) -> Result<(RunSide, RunSide, Option<String>, Option<BaselineInput>), DepsDiffError> {
     let dir = workspaces::dir_of_lockfile(&pair.label);
     let mut note: Option<String> = None;
-    let mut dirs: Option<(WorkspaceDir, WorkspaceDir)> = None;
+    // Base and head workspaces; a workspace that appears (or disappears) in the range has one
+    // side only, and the other side builds nothing.
+    let mut dirs: Option<(Option<WorkspaceDir>, Option<WorkspaceDir>)> = None;
     match sides {
         Sides::Files => note = Some("two lockfiles without manifests: the graph is unknown, every package counts".into()),
         Sides::Git { repo, base, head } => {
@@ -653,10 +660,13 @@ fn analyse_pair(
                 None => Ok(workspaces::has_manifest(repo.root(), dir).then(|| WorkspaceDir::on_disk(repo.root().join(dir)))),
             };
             match (base_dir, head_dir) {
-                (Ok(Some(b)), Ok(Some(h))) => dirs = Some((b, h)),
                 (Err(e), _) | (_, Err(e)) => {
                     note = Some(format!("the workspace could not be read from git ({e}): the graph is unknown, every package counts"));
                 }
+                (Ok(Some(b)), Ok(Some(h))) => dirs = Some((Some(b), Some(h))),
+                // The workspace and its lockfile are new at head, or gone at head.
+                (Ok(None), Ok(Some(h))) if pair.old_text.is_none() => dirs = Some((None, Some(h))),
+                (Ok(Some(b)), Ok(None)) if pair.new_text.is_none() => dirs = Some((Some(b), None)),
                 _ => {
                     let where_ = if dir.is_empty() { "the repository root".to_string() } else { dir.to_string() };
                     note = Some(format!("no Cargo.toml beside {} in {where_} on both sides: the graph is unknown, every package counts", pair.label));
@@ -664,22 +674,28 @@ fn analyse_pair(
             }
         }
     }
-    // The baseline velaris check would use, and the target it would check.
-    let baseline: Option<BaselineInput> = dirs.as_ref().map(|(_, h)| {
+    // The baseline velaris check would use, and the target it would check; the base's
+    // baseline, to say which grants the change adds.
+    let baseline: Option<BaselineInput> = dirs.as_ref().and_then(|(b, h)| {
+        let h = h.as_ref()?;
         let text = std::fs::read_to_string(h.root.join(crate::baseline::FILE_NAME)).ok();
+        let base_text = b.as_ref().and_then(|b| std::fs::read_to_string(b.root.join(crate::baseline::FILE_NAME)).ok());
         let origin = if dir.is_empty() { crate::baseline::FILE_NAME.to_string() } else { format!("{dir}/{}", crate::baseline::FILE_NAME) };
         let target = text.as_deref().and_then(capabilities::baseline_target).unwrap_or_else(|| config.targets[0].clone());
-        (text, origin, target)
+        Some(BaselineInput { text, base_text, origin, target })
     });
     let mut targets = config.targets.clone();
-    if let Some((Some(_), _, t)) = &baseline {
+    if let Some(BaselineInput { text: Some(_), target: t, .. }) = &baseline {
         if config.capabilities && !targets.contains(t) {
             targets.push(t.clone());
         }
     }
     if let Some((b, h)) = dirs {
-        let base_runs = capabilities::run_side(&b, &targets, &config.fetch, store, config.capabilities);
-        let head_runs = capabilities::run_side(&h, &targets, &config.fetch, store, config.capabilities);
+        let runs = |d: &Option<WorkspaceDir>| match d {
+            Some(d) => capabilities::run_side(d, &targets, &config.fetch, store, config.capabilities),
+            None => Ok(Vec::new()),
+        };
+        let (base_runs, head_runs) = (runs(&b), runs(&h));
         match (base_runs, head_runs) {
             (Ok(br), Ok(hr)) => {
                 let side = |runs| RunSide { mode: GraphMode::Workspace, runs, error: None };

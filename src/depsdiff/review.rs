@@ -1,5 +1,6 @@
 //! The review's order and its verdicts: which package a reviewer reads first, the headline's
-//! categories, what was covered and verified, and the `--fail-on` gates.
+//! categories, what was covered and verified, and what trips each `fail-on` condition (the
+//! one place the dependency conditions are decided, for `velaris deps-diff` and the action).
 //!
 //! Order by risk: integrity and source changes, then gained capabilities (build-time code and
 //! writing files, network, spawning, foreign and dynamically loaded code first), then flags,
@@ -9,6 +10,7 @@
 use std::collections::BTreeSet;
 
 use super::{CapStatus, Coverage, FlagKind, PackageReport, Report, Verification, Verified};
+use crate::gate::{self, Condition, FailOn, Failure};
 use crate::lockfile::{ChangeKind, SemverBump};
 
 /// A package's place in the review order.
@@ -221,112 +223,77 @@ pub fn verified(packages: &[PackageReport]) -> Verified {
     v
 }
 
-/// A condition `--fail-on` can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Gate {
-    /// Head makes `velaris check` fail: a grant beyond the committed baseline.
-    Widened,
-    /// A package gains a capability (an added package: any capability).
-    NewCapability,
-    /// A new or changed build script.
-    BuildScript,
-    ProcMacro,
-    Native,
-    Yanked,
-    /// A package side that could not be verified.
-    Unverifiable,
-    /// A package whose capabilities could not be analysed.
-    Unknown,
-}
-
-impl Gate {
-    pub const ALL: &'static [Gate] = &[
-        Gate::Widened,
-        Gate::NewCapability,
-        Gate::BuildScript,
-        Gate::ProcMacro,
-        Gate::Native,
-        Gate::Yanked,
-        Gate::Unverifiable,
-        Gate::Unknown,
-    ];
-
-    pub fn code(self) -> &'static str {
-        match self {
-            Gate::Widened => "widened",
-            Gate::NewCapability => "new-capability",
-            Gate::BuildScript => "build-script",
-            Gate::ProcMacro => "proc-macro",
-            Gate::Native => "native",
-            Gate::Yanked => "yanked",
-            Gate::Unverifiable => "unverifiable",
-            Gate::Unknown => "unknown",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Gate> {
-        Gate::ALL.iter().copied().find(|g| g.code() == s)
-    }
-}
-
-/// Each of `gates` that the report trips, with what trips it. Packages built for no analysed
-/// target count only with `--all-targets`.
-pub fn failures(report: &Report, gates: &[Gate]) -> Vec<(Gate, Vec<String>)> {
-    let mut out = Vec::new();
+/// What trips `condition` in the report, one line each; empty when it does not hold. This is
+/// where every `fail-on` condition is decided for a deps-diff report: the dependency conditions
+/// from the packages (those built for no analysed target count only with `--all-targets`),
+/// `widened` and `baseline-widened` from each lockfile's baseline, with the same comparisons
+/// as `velaris check` and the GitHub Action ([`crate::gate::widened`],
+/// [`crate::gate::baseline_widened`]).
+pub fn decide(report: &Report, condition: Condition) -> Vec<String> {
     let in_scope = |p: &&PackageReport| report.all_targets || p.built();
-    for &g in gates {
-        let mut what: Vec<String> = Vec::new();
-        match g {
-            Gate::Widened => {
-                for b in &report.baselines {
-                    if let super::BaselineState::Checked { head, .. } = &b.state {
-                        for w in &head.widened {
-                            let caps: Vec<&str> = w.capabilities.iter().map(|c| c.as_str()).collect();
-                            what.push(format!("{} {}: {}", w.subject.kind(), w.subject.name(), caps.join(", ")));
-                        }
-                    }
-                }
-            }
-            Gate::NewCapability => {
-                for p in report.packages.iter().filter(in_scope) {
-                    if !p.capabilities.added.is_empty() {
-                        let mut caps: Vec<&str> = Vec::new();
-                        for d in &p.capabilities.added {
-                            if !caps.contains(&d.capability.as_str()) {
-                                caps.push(d.capability.as_str());
-                            }
-                        }
-                        what.push(format!("{}: {}", p.title(), caps.join(", ")));
-                    }
-                }
-            }
-            Gate::BuildScript | Gate::ProcMacro | Gate::Native | Gate::Yanked => {
-                let kinds: &[FlagKind] = match g {
-                    Gate::BuildScript => &[FlagKind::BuildScript, FlagKind::BuildScriptChanged, FlagKind::BuildNetwork, FlagKind::BuildSpawn],
-                    Gate::ProcMacro => &[FlagKind::ProcMacro],
-                    Gate::Native => &[FlagKind::Native],
-                    _ => &[FlagKind::Yanked],
-                };
-                for p in report.packages.iter().filter(in_scope) {
-                    if let Some(f) = p.flags.iter().find(|f| kinds.contains(&f.kind)) {
-                        what.push(format!("{}: {}", p.title(), f.message));
-                    }
-                }
-            }
-            Gate::Unverifiable => {
-                for (pkg, why) in &report.verified.unverifiable {
-                    what.push(format!("{pkg}: {why}"));
-                }
-            }
-            Gate::Unknown => {
-                for (pkg, why) in &report.coverage.unknown {
-                    what.push(format!("{pkg}: {why}"));
+    let mut what: Vec<String> = Vec::new();
+    match condition {
+        Condition::Widened => {
+            for b in &report.baselines {
+                if let super::BaselineState::Checked { head, .. } = &b.state {
+                    what.extend(gate::widened(head));
                 }
             }
         }
-        if !what.is_empty() {
-            out.push((g, what));
+        Condition::BaselineWidened => {
+            for b in &report.baselines {
+                if let Some(added) = &b.added {
+                    what.extend(gate::baseline_widened(added));
+                }
+            }
+        }
+        Condition::NewCapability => {
+            for p in report.packages.iter().filter(in_scope) {
+                if !p.capabilities.added.is_empty() {
+                    let mut caps: Vec<&str> = Vec::new();
+                    for d in &p.capabilities.added {
+                        if !caps.contains(&d.capability.as_str()) {
+                            caps.push(d.capability.as_str());
+                        }
+                    }
+                    what.push(format!("{}: {}", p.title(), caps.join(", ")));
+                }
+            }
+        }
+        Condition::BuildScript | Condition::ProcMacro | Condition::Native | Condition::Yanked => {
+            let kinds = flag_kinds(condition);
+            for p in report.packages.iter().filter(in_scope) {
+                if let Some(f) = p.flags.iter().find(|f| kinds.contains(&f.kind)) {
+                    what.push(format!("{}: {}", p.title(), f.message));
+                }
+            }
+        }
+        Condition::Unverifiable => {
+            for (pkg, why) in &report.verified.unverifiable {
+                what.push(format!("{pkg}: {why}"));
+            }
+        }
+        Condition::Unknown => {
+            for (pkg, why) in &report.coverage.unknown {
+                what.push(format!("{pkg}: {why}"));
+            }
         }
     }
-    out
+    what
+}
+
+/// The flags that trip a flag condition (`build-script`, `proc-macro`, `native`, `yanked`).
+pub fn flag_kinds(condition: Condition) -> &'static [FlagKind] {
+    match condition {
+        Condition::BuildScript => &[FlagKind::BuildScript, FlagKind::BuildScriptChanged, FlagKind::BuildNetwork, FlagKind::BuildSpawn],
+        Condition::ProcMacro => &[FlagKind::ProcMacro],
+        Condition::Native => &[FlagKind::Native],
+        Condition::Yanked => &[FlagKind::Yanked],
+        _ => &[],
+    }
+}
+
+/// Each condition of `fail_on` that the report trips, with what trips it.
+pub fn failures(report: &Report, fail_on: &FailOn) -> Vec<Failure> {
+    fail_on.failures(|c| decide(report, c))
 }

@@ -1,5 +1,6 @@
 //! The action's report file, `velaris/action/v1` (docs/json.md): everything the run found,
-//! per workspace, reusing the `velaris/check/v1` and `velaris/deps-diff/v1` documents.
+//! per workspace, embedding the `velaris/check/v1` and `velaris/deps-diff/v2` documents as
+//! those commands print them, and the `fail-on` conditions each workspace trips.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -28,7 +29,6 @@ pub struct RunJson<'a> {
     pub base: Option<&'a str>,
     pub head: &'a str,
     pub fail_on: Vec<String>,
-    pub not_evaluated: Vec<String>,
     pub failed_conditions: Vec<String>,
     pub exit_code: i32,
 }
@@ -44,7 +44,6 @@ struct Doc<'a> {
     exit_code: i32,
     fail_on: &'a [String],
     failed: &'a [String],
-    not_evaluated: &'a [String],
     workspaces: Vec<WsDoc<'a>>,
 }
 
@@ -60,7 +59,14 @@ struct WsDoc<'a> {
     baseline_note: Option<&'a str>,
     deps_diff: Option<Value>,
     deps_diff_error: Option<&'a str>,
+    failed: Vec<FailedDoc<'a>>,
     comment: &'a CommentJson,
+}
+
+#[derive(Serialize)]
+struct FailedDoc<'a> {
+    condition: &'static str,
+    what: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -119,6 +125,7 @@ pub fn render(run: &RunJson<'_>, workspaces: &[(WorkspaceReport, CommentJson)]) 
             baseline_note: ws.additions_note.as_deref(),
             deps_diff: ws.deps.as_ref().map(|r| serde_json::from_str(&crate::report::render_json(r)).expect("the deps-diff document is JSON")),
             deps_diff_error: ws.deps_error.as_ref().map(|e| e.0.as_str()),
+            failed: ws.failed.iter().map(|f| FailedDoc { condition: f.condition.as_str(), what: &f.what }).collect(),
             comment,
         })
         .collect();
@@ -132,7 +139,6 @@ pub fn render(run: &RunJson<'_>, workspaces: &[(WorkspaceReport, CommentJson)]) 
         exit_code: run.exit_code,
         fail_on: &run.fail_on,
         failed: &run.failed_conditions,
-        not_evaluated: &run.not_evaluated,
         workspaces: docs,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("the report serializes");

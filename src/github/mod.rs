@@ -363,27 +363,28 @@ fn annotate(ws: &WorkspaceReport, ann: &mut Annotations) {
             &format!("workspace {}: {message}", ws.path),
         );
     }
+    // Warnings on the Cargo.lock entry of each package the review flags (those built for an
+    // analysed target), in review order: integrity first, then the flags with their codes.
     if let Some(r) = &ws.deps {
-        for p in &r.packages {
-            let mut flags = Vec::new();
-            for s in [&p.old, &p.new].into_iter().flatten() {
-                if let Some(why) = s.unverifiable() {
-                    flags.push(format!("{} {} cannot be verified: {why}", p.name, s.package.version));
-                }
-            }
+        for p in r.packages.iter().filter(|p| p.built() || r.all_targets) {
+            let mut parts = Vec::new();
             match p.change {
-                crate::lockfile::ChangeKind::SourceChanged => flags.push(format!("{} moved to another source", p.name)),
-                crate::lockfile::ChangeKind::ChecksumChanged => {
-                    flags.push(format!("{} has another checksum at the same version", p.name))
-                }
+                crate::lockfile::ChangeKind::SourceChanged => parts.push("moved to another source".to_string()),
+                crate::lockfile::ChangeKind::ChecksumChanged => parts.push("other bytes under the same version (another checksum)".to_string()),
                 _ => {}
             }
-            if p.diff.as_ref().and_then(|d| d.new_vcs.as_ref()).is_some_and(|v| v.dirty) {
-                flags.push(format!("{} was published from a work tree with uncommitted changes", p.name));
+            for s in [&p.old, &p.new].into_iter().flatten().filter(|s| s.unverified()) {
+                if let Some(why) = s.unverifiable() {
+                    parts.push(format!("{} {} cannot be verified: {why}", p.name, s.package.version));
+                }
             }
-            if flags.is_empty() {
+            for f in &p.flags {
+                parts.push(format!("{}: {}", f.kind.code(), f.message));
+            }
+            if parts.is_empty() {
                 continue;
             }
+            // A removed package has no entry at head: the warning is about the run.
             let (file, line) = match &p.new {
                 Some(n) => lock_place(&p.name, &n.package.version.to_string()),
                 None => (None, None),
@@ -393,8 +394,8 @@ fn annotate(ws: &WorkspaceReport, ann: &mut Annotations) {
                 file,
                 line,
                 col: None,
-                title: format!("velaris: check {}", p.name),
-                message: flags.join("; "),
+                title: format!("velaris: review {}", p.title()),
+                message: format!("{}: {}", p.title(), parts.join("; ")),
             });
         }
     }
@@ -414,22 +415,19 @@ fn log_text(ws: &WorkspaceReport) -> String {
     if let Some((m, _)) = &ws.deps_error {
         out.push_str(&format!("error: dependency review: {}\n", escape::source(m)));
     }
+    for f in &ws.failed {
+        out.push_str(&format!("fail-on {}:\n", f.condition));
+        for w in &f.what {
+            out.push_str(&format!("  {}\n", escape::line(w)));
+        }
+    }
     out
 }
 
-/// The conditions of `fail_on` the reports meet.
-fn failed_conditions(reports: &[WorkspaceReport], fail_on: &FailOn) -> Vec<Condition> {
-    let mut out = Vec::new();
-    if fail_on.contains(Condition::Widened) && reports.iter().any(|r| r.widened()) {
-        out.push(Condition::Widened);
-    }
-    if fail_on.contains(Condition::BaselineWidened) && reports.iter().any(|r| r.additions.as_ref().is_some_and(|a| !a.is_empty())) {
-        out.push(Condition::BaselineWidened);
-    }
-    if fail_on.contains(Condition::Unverifiable) && reports.iter().any(|r| r.unverifiable() > 0) {
-        out.push(Condition::Unverifiable);
-    }
-    out
+/// The conditions the reports trip, each once, in the order of [`Condition::ALL`].
+fn failed_conditions(reports: &[WorkspaceReport]) -> Vec<Condition> {
+    let met: BTreeSet<Condition> = reports.iter().flat_map(|r| r.failed.iter().map(|f| f.condition)).collect();
+    met.into_iter().collect()
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), ActionError> {
@@ -465,7 +463,7 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
     let mut reports = Vec::new();
     for r in &requests {
         let _ = writeln!(log, "velaris: reviewing workspace {}", escape::line(&r.path));
-        reports.push(review::review(&repo, range.base.as_deref(), &range.head, r));
+        reports.push(review::review(&repo, range.base.as_deref(), &range.head, r, &cfg.fail_on));
     }
 
     let run_url = cfg.env.run_url();
@@ -479,13 +477,6 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
         several: reports.len() > 1,
     };
     let mut ann = Annotations::default();
-    for c in cfg.fail_on.not_evaluated() {
-        ann.run_message(
-            Level::Warning,
-            "velaris: fail-on condition not evaluated",
-            &format!("fail-on `{c}` is accepted but this velaris does not decide it yet: it cannot fail the run"),
-        );
-    }
 
     // The comments.
     let pr = match event.kind {
@@ -526,7 +517,7 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
     ann.write(log).map_err(io("write the annotations"))?;
 
     // Exit code.
-    let failed = failed_conditions(&reports, &cfg.fail_on);
+    let failed = failed_conditions(&reports);
     let exit_code = if reports.iter().any(|r| r.integrity_failure()) {
         exit_codes::INTEGRITY
     } else if reports.iter().any(|r| r.failed()) {
@@ -563,7 +554,6 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
         base: range.base.as_deref(),
         head: &range.head,
         fail_on: cfg.fail_on.conditions().map(|c| c.to_string()).collect(),
-        not_evaluated: cfg.fail_on.not_evaluated().iter().map(|c| c.to_string()).collect(),
         failed_conditions: failed.iter().map(|c| c.to_string()).collect(),
         exit_code,
     };

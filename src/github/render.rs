@@ -1,25 +1,30 @@
 //! The pull-request comment and the job-summary section of one workspace, as markdown.
 //!
 //! Both are the same document under different budgets: a verdict line first (holds, widened
-//! with the program and capability, or why nothing could be checked), then the grants the change
-//! adds to the baseline, the widened grants with their evidence (file:line, resolved path, source
-//! line), the dependency review (table, then per-package details and diffs), stale grants.
+//! with the program and capability, or why nothing could be checked) with the `fail-on`
+//! conditions the workspace trips, then the grants the change adds to the baseline, the widened
+//! grants with their evidence (file:line, resolved path, source line), the dependency review as
+//! `velaris deps-diff --format markdown` renders it ([`crate::report::render_markdown`]: the
+//! headline with coverage and verified counts, the risk-ordered table, capability changes per
+//! package with their evidence, flags with theirs, the programs and the baseline, file lists,
+//! then diffs), stale grants.
 //!
 //! The budget keeps, in this order: the verdict, the baseline additions, a line for every
-//! widened grant (counted when there are too many), the dependency table; then evidence and
-//! package details share what is left, and diffs go first (the dependency renderer drops them
-//! before its table). The comment links to the run's summary for the rest.
+//! widened grant (counted when there are too many); then evidence and the dependency review
+//! share what is left. The dependency review's renderer degrades within the room it is given:
+//! diffs go first, then file lists, then hunks, then routine rows; its headline, table, flags
+//! and capability changes stay. The comment links to the run's summary for the rest.
 //!
 //! Every string taken from the analysed code, a dependency or the baseline goes through
 //! [`crate::report::escape`]: names, paths, versions and source lines into code spans, prose
-//! (reasons) escaped inline, multi-line messages into fenced blocks.
+//! (reasons, what trips a condition) escaped inline, multi-line messages into fenced blocks.
 
 use std::fmt::Write;
 
 use super::budget::{Budget, COMMENT_BUDGET, COMMENT_LIMIT, chars};
 use super::review::{State, WorkspaceReport};
 use crate::baseline::{Evidence, Subject, Widening};
-use crate::gate::{Condition, FailOn};
+use crate::gate::{Condition, FailOn, Failure};
 use crate::report::escape::{code_span, code_span_in_table, markdown_code_block, markdown_inline};
 use crate::report::{self, MarkdownOptions};
 use crate::surface::Scope;
@@ -48,6 +53,10 @@ const MESSAGE_MAX: usize = 2_000;
 
 /// Longest source line shown, in characters.
 const EXCERPT_MAX: usize = 200;
+
+/// What trips a `fail-on` condition, shown under the verdict: at most this many, the rest
+/// counted.
+const FAILURE_LINES: usize = 5;
 
 fn cut(s: &str, max: usize) -> String {
     if chars(s) <= max {
@@ -133,6 +142,7 @@ fn header(ws: &WorkspaceReport, ctx: &Context<'_>, marker: Option<&str>, level: 
             code_span(&ws.baseline_path)
         );
     }
+    out.push_str(&failures_md(ws));
     if let State::Failed { message, .. } = &ws.state {
         out.push('\n');
         out.push_str(&markdown_code_block("", &cut(message, MESSAGE_MAX)));
@@ -150,6 +160,28 @@ fn header(ws: &WorkspaceReport, ctx: &Context<'_>, marker: Option<&str>, level: 
     let _ = writeln!(out, "\n<sub>{} {range}{target} · fail-on: {}</sub>", markdown_inline(ctx.event), code_span(&ctx.fail_on.to_string()));
     if let Some(n) = ctx.range_note {
         let _ = writeln!(out, "\n_{n}_");
+    }
+    out
+}
+
+/// The `fail-on` conditions the workspace trips, under the verdict: each dependency condition
+/// with what trips it (the widened grants and the baseline additions have sections of their
+/// own below).
+fn failures_md(ws: &WorkspaceReport) -> String {
+    if ws.failed.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = ws.failed.iter().map(|f| format!("`{}`", f.condition)).collect();
+    let mut out = format!("\n🚫 **Fails** `fail-on`: {}.\n", names.join(", "));
+    let detailed: Vec<&Failure> = ws.failed.iter().filter(|f| f.condition.is_dependency()).collect();
+    if !detailed.is_empty() {
+        out.push('\n');
+    }
+    for f in detailed {
+        let shown: Vec<String> = f.what.iter().take(FAILURE_LINES).map(|w| markdown_inline(&cut(w, EXCERPT_MAX))).collect();
+        let more = f.what.len().saturating_sub(FAILURE_LINES);
+        let more = if more > 0 { format!("; and {} more", report::thousands(more as u64)) } else { String::new() };
+        let _ = writeln!(out, "- `{}`: {}{more}", f.condition, shown.join("; "));
     }
     out
 }
@@ -295,14 +327,10 @@ fn document(ws: &WorkspaceReport, ctx: &Context<'_>, mut b: Budget, marker: Opti
     let reserve = evidence_total.min(b.left() / 2);
     let mut deps = String::new();
     if let Some(r) = &ws.deps {
-        let room = b.left().saturating_sub(reserve);
-        // Diffs go first: with them, a package's whole section is left out when it does not
-        // fit, so they are kept only if no section is lost to them.
-        let with = report::render_markdown(r, &MarkdownOptions { diffs: true, budget: room });
-        let without = report::render_markdown(r, &MarkdownOptions { diffs: false, budget: room });
-        let sections = |t: &str| t.matches("<details><summary>").count();
-        let text = if sections(&with) >= sections(&without) { with } else { without };
-        let text = format!("\n{text}");
+        // The review's own renderer keeps its headline, table, capability changes and flags,
+        // and drops diffs before file lists, within the room it is given.
+        let room = b.left().saturating_sub(reserve + 1);
+        let text = format!("\n{}", report::render_markdown(r, &MarkdownOptions { diffs: true, budget: room }));
         if !b.push(&mut deps, &text) {
             let note = format!(
                 "\n_The dependency review ({}) did not fit here{}._\n",
@@ -379,14 +407,14 @@ pub fn comment(ws: &WorkspaceReport, ctx: &Context<'_>, marker: &str) -> String 
     if chars(&doc) <= COMMENT_LIMIT { doc } else { short_comment(ws, ctx, marker) }
 }
 
-/// The comment reduced to its verdict and a link to the run's summary, for when GitHub refuses
-/// the full one.
+/// The comment reduced to its verdict, the conditions that fail the run and a link to the run's
+/// summary, for when GitHub refuses the full one.
 pub fn short_comment(ws: &WorkspaceReport, ctx: &Context<'_>, marker: &str) -> String {
     let mut out = format!("{marker}\n### velaris ratchet");
     if ctx.several || ws.path != "." {
         let _ = write!(out, " · {}", code_span(&ws.path));
     }
-    let _ = write!(out, "\n\n{}\n\nThe full report did not fit in a comment", cut(&verdict(ws), 4_000));
+    let _ = write!(out, "\n\n{}\n{}\nThe full report did not fit in a comment", cut(&verdict(ws), 4_000), failures_md(ws));
     match ctx.run_url {
         Some(u) => {
             let _ = writeln!(out, ": see the [run summary]({u}).");
@@ -430,6 +458,7 @@ mod tests {
             lockfile: None,
             excerpts: BTreeMap::new(),
             local_dirs: BTreeMap::new(),
+            failed: Vec::new(),
         }
     }
 
@@ -465,6 +494,23 @@ mod tests {
         let listed = body.matches("**new crate `dependency-number-").count();
         assert!(listed > 50, "{listed}");
         assert!(body.contains(&format!("…and {} more widened grants, left out", report::thousands((5_000 - listed) as u64))), "the rest is counted");
+    }
+
+    #[test]
+    fn the_conditions_that_fail_come_under_the_verdict_escaped_and_counted() {
+        let mut ws = report_with(Vec::new());
+        let what: Vec<String> = (0..7).map(|i| format!("evil{i} 1.0.0: @octocat #1 <img src=x> [x](https://evil.example)")).collect();
+        ws.failed = vec![
+            Failure { condition: Condition::BaselineWidened, what: vec!["program app: fs.read".into()] },
+            Failure { condition: Condition::BuildScript, what },
+        ];
+        let f = FailOn::parse("baseline-widened build-script").unwrap();
+        let body = comment(&ws, &ctx(&f), "<!-- m -->");
+        let at = body.find("🚫 **Fails** `fail-on`: `baseline-widened`, `build-script`.\n\n- `build-script`: evil0 1.0.0\\: ").unwrap_or_else(|| panic!("{body}"));
+        assert!(at > body.find("**Holds**").unwrap(), "{body}");
+        assert!(body.contains("evil4 1.0.0") && !body.contains("evil5 1.0.0") && body.contains("; and 2 more\n"), "{body}");
+        assert!(!body.contains("@octocat") && !body.contains("<img") && !body.contains("[x](") && !body.contains("evil.example)"), "{body}");
+        assert!(!body.contains("- `baseline-widened`"), "its grants have their own section: {body}");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! its lockfile.
 //!
 //! This module runs the library's pipelines ([`crate::surface::engine::run`],
-//! [`crate::baseline::check`], [`crate::depsdiff::run`]) and keeps what the renderers and the
-//! annotations need. It renders nothing and talks to no API. A failure is kept in the report
+//! [`crate::baseline::check`], [`crate::depsdiff::run`]), keeps what the renderers and the
+//! annotations need, and asks the deciders in [`crate::gate`] and
+//! [`crate::depsdiff::review`] which `fail-on` conditions hold. It renders nothing and talks to no API. A failure is kept in the report
 //! (with whether it is an integrity failure), so the other workspaces are still reviewed.
 
 use std::collections::BTreeMap;
@@ -14,6 +15,7 @@ use std::time::Duration;
 use crate::baseline::{self, Addition, Baseline, CheckOutcome};
 use crate::depsdiff::{self, Input, Report};
 use crate::diff::DiffOptions;
+use crate::gate::{self, Condition, FailOn, Failure};
 use crate::git::Repo;
 use crate::registry::FetchOptions;
 use crate::surface::engine;
@@ -74,6 +76,8 @@ pub struct WorkspaceReport {
     pub excerpts: BTreeMap<ExcerptKey, String>,
     /// Packages read from disk: (name, version) → directory relative to the repository root.
     pub local_dirs: BTreeMap<(String, String), String>,
+    /// The `fail-on` conditions this workspace trips ([`WorkspaceReport::failures`]).
+    pub failed: Vec<Failure>,
 }
 
 impl WorkspaceReport {
@@ -96,10 +100,15 @@ impl WorkspaceReport {
         matches!(self.state, State::Failed { .. }) || self.deps_error.is_some()
     }
 
-    /// Package sides of the dependency review that could not be verified.
-    pub fn unverifiable(&self) -> usize {
-        self.deps.as_ref().map_or(0, |r| {
-            r.packages.iter().flat_map(|p| [&p.old, &p.new]).flatten().filter(|s| s.unverifiable().is_some()).count()
+    /// The conditions of `fail_on` this workspace trips: `widened` from the gate (the head's
+    /// surface against the head's baseline), `baseline-widened` from the grants the change adds
+    /// to the baseline, and every dependency condition as the dependency review decides it
+    /// ([`depsdiff::review::decide`], the same decision as `velaris deps-diff --fail-on`).
+    pub fn failures(&self, fail_on: &FailOn) -> Vec<Failure> {
+        fail_on.failures(|c| match c {
+            Condition::Widened => self.check().map(gate::widened).unwrap_or_default(),
+            Condition::BaselineWidened => self.additions.as_deref().map(gate::baseline_widened).unwrap_or_default(),
+            c => self.deps.as_ref().map(|r| depsdiff::review::decide(r, c)).unwrap_or_default(),
         })
     }
 }
@@ -126,7 +135,8 @@ fn relative_to(root: &Path, dir: &Path) -> Option<String> {
 }
 
 /// Review one workspace. `base` and `head` are commits; the head is the checked-out work tree.
-pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request) -> WorkspaceReport {
+/// `fail_on` decides [`WorkspaceReport::failed`].
+pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request, fail_on: &FailOn) -> WorkspaceReport {
     let dir: PathBuf = if req.path == "." { repo.root().to_path_buf() } else { repo.root().join(&req.path) };
     let baseline_path = join(&req.path, &req.baseline);
     let mut report = WorkspaceReport {
@@ -141,6 +151,7 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request) -> Wor
         lockfile: None,
         excerpts: BTreeMap::new(),
         local_dirs: BTreeMap::new(),
+        failed: Vec::new(),
     };
     let lock_rel = join(&req.path, "Cargo.lock");
     if let Ok(Some(text)) = read_work_tree(&dir.join("Cargo.lock")) {
@@ -172,7 +183,9 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request) -> Wor
             cwd: dir.clone(),
             fetch: req.fetch.clone(),
             diff: DiffOptions { context: 3, timeout: Duration::from_secs(2), want_patch: true },
-            targets: vec![crate::surface::engine::DEFAULT_TARGET.to_string()],
+            // The target the gate checked (the `target` input, else the baseline's), so that
+            // the review and the gate speak of the same build.
+            targets: vec![report.target.clone().unwrap_or_else(|| engine::DEFAULT_TARGET.to_string())],
             all_targets: false,
             capabilities: true,
         };
@@ -181,6 +194,7 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request) -> Wor
             Err(e) => report.deps_error = Some((error_chain(&e), e.is_integrity())),
         }
     }
+    report.failed = report.failures(fail_on);
     report
 }
 

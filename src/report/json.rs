@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::baseline::Widening;
+use crate::baseline::{Addition, Widening};
 use crate::depsdiff::{
     BaselineEffect, BaselineState, CapDelta, CapStatus, Flag, PackageReport, ProgramEffect, Report, Side, Verification,
     review,
@@ -218,6 +218,7 @@ struct Baseline<'a> {
     target: Option<&'a str>,
     held_at_base: Option<bool>,
     widened: Vec<Widened<'a>>,
+    added: Option<Vec<Widened<'a>>>,
 }
 
 #[derive(Serialize)]
@@ -380,6 +381,15 @@ fn widened(w: &Widening) -> Widened<'_> {
     }
 }
 
+fn added(a: &Addition) -> Widened<'_> {
+    Widened {
+        kind: a.subject.kind(),
+        name: a.subject.name(),
+        capabilities: a.capabilities.iter().map(|c| c.as_str()).collect(),
+        new_subject: a.new_subject,
+    }
+}
+
 fn baseline(b: &BaselineEffect) -> Baseline<'_> {
     let mut out = Baseline {
         lockfile: &b.lockfile,
@@ -389,6 +399,7 @@ fn baseline(b: &BaselineEffect) -> Baseline<'_> {
         target: None,
         held_at_base: None,
         widened: Vec::new(),
+        added: b.added.as_ref().map(|a| a.iter().map(added).collect()),
     };
     match &b.state {
         BaselineState::Missing => {}

@@ -4,8 +4,9 @@
 //! What must be seen comes first and is kept: the headline, the table of packages in risk
 //! order, every flag, every capability change, the programs and the baseline, what was
 //! verified. When that alone is too large, hunks go first, then the table's routine and
-//! unbuilt rows are summarised. File details (and, with `--diff`, diffs) fill what budget is
-//! left, riskiest package first; diffs of licence and packaging files are never shown.
+//! unbuilt rows are summarised. File lists fill what budget is left, riskiest package first;
+//! then, with `--diff`, diffs of the riskiest packages, so that diffs are always dropped before
+//! a file list is; diffs of licence and packaging files are never shown.
 
 use std::fmt::Write;
 
@@ -385,11 +386,16 @@ fn details(p: &PackageReport, diffs: bool) -> Option<String> {
 
 /// Render the report as markdown.
 pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
+    // A commit id is shortened as git shortens it for people; names and paths stay whole.
+    let label = |s: &str| {
+        let s = if crate::git::is_object_id(s) { &s[..12] } else { s };
+        super::escape::line(s).replace('`', "'")
+    };
     let mut head = format!(
         "### Dependency review `{}{}{}`\n\n",
-        super::escape::line(&report.base).replace('`', "'"),
+        label(&report.base),
         if report.from_files { " → " } else { ".." },
-        super::escape::line(&report.head).replace('`', "'"),
+        label(&report.head),
     );
     let _ = writeln!(head, "**{}**\n", md(&super::human::headline(report)));
     if report.packages.is_empty() {
@@ -435,20 +441,44 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
     if let Some(what) = note {
         let _ = writeln!(out, "_Left out to stay within {} characters: {what}; `velaris deps-diff` shows them._\n", thousands(opts.budget as u64));
     }
-    // File details and diffs with what is left, riskiest first.
+    // File lists with what is left, riskiest first; then, with `--diff`, diffs for the
+    // riskiest packages whose list is shown, as far as the budget goes: diffs go before any
+    // file list does.
+    let mut sections: Vec<(&PackageReport, String)> = Vec::new();
+    let mut used = out.len();
     let mut omitted = 0usize;
     for p in &report.packages {
-        let Some(section) = details(p, opts.diffs) else { continue };
-        if out.len() + section.len() + 200 > opts.budget {
-            // Without diffs it may still fit.
-            let lean = if opts.diffs { details(p, false) } else { None };
-            match lean {
-                Some(l) if out.len() + l.len() + 200 <= opts.budget => out.push_str(&l),
-                _ => omitted += 1,
-            }
+        let Some(section) = details(p, false) else { continue };
+        if used + section.len() + 200 > opts.budget {
+            omitted += 1;
             continue;
         }
-        out.push_str(&section);
+        used += section.len();
+        sections.push((p, section));
+    }
+    let mut diffs_left_out = 0usize;
+    if opts.diffs {
+        for (p, section) in sections.iter_mut() {
+            let Some(full) = details(p, true).filter(|f| f.len() > section.len()) else { continue };
+            let more = full.len() - section.len();
+            if used + more + 400 > opts.budget {
+                diffs_left_out += 1;
+                continue;
+            }
+            used += more;
+            *section = full;
+        }
+    }
+    for (_, section) in &sections {
+        out.push_str(section);
+    }
+    if diffs_left_out > 0 {
+        let _ = writeln!(
+            out,
+            "_Diffs of {} left out to stay within {} characters; `velaris deps-diff --diff` shows them._\n",
+            super::plural(diffs_left_out as u64, "package", "packages"),
+            thousands(opts.budget as u64)
+        );
     }
     if omitted > 0 {
         let _ = writeln!(
