@@ -53,7 +53,7 @@ fn workspace_root(given: Option<&Path>) -> anyhow::Result<PathBuf> {
     use velaris::workspace::{WorkspaceError, find_root};
     match given {
         Some(dir) => {
-            if !dir.join("Cargo.toml").is_file() {
+            if dir.join("Cargo.toml").symlink_metadata().is_err() {
                 return Err(WorkspaceError::NoManifest { start: dir.to_path_buf(), explicit: true }.into());
             }
             Ok(std::fs::canonicalize(dir)?)

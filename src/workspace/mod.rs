@@ -316,7 +316,7 @@ fn has_glob_meta(s: &str) -> bool {
 /// one its `package.workspace` names); otherwise the package's own directory.
 pub fn find_root(start: &Path) -> Result<PathBuf, WorkspaceError> {
     let start = std::path::absolute(start).map(|p| normalize(&p)).unwrap_or_else(|_| start.to_path_buf());
-    let Some(nearest) = start.ancestors().find(|d| d.join("Cargo.toml").is_file()) else {
+    let Some(nearest) = start.ancestors().find(|d| d.join("Cargo.toml").symlink_metadata().is_ok()) else {
         return Err(WorkspaceError::NoManifest { start, explicit: false });
     };
     let manifest = nearest.join("Cargo.toml");
