@@ -24,6 +24,7 @@ fn krate(name: &str, version: &str, via: &[&str], findings: Vec<Finding>) -> Cra
         capabilities: findings.iter().map(|f| f.capability).collect(),
         findings,
         via: via.iter().map(|s| s.to_string()).collect(),
+        files: Vec::new(),
     }
 }
 

@@ -203,6 +203,10 @@ fn modules_in_cfg_macros_exported_macros_build_cfgs_and_2015_code_are_seen() {
     assert_eq!(findings(rt, "process.spawn"), ["src/process.rs:2 std::process::Command::new", "src/process.rs:2 std::process::Command::status"]);
     // Code under a cfg declared with check-cfg (set from outside) is analyzed.
     assert_eq!(findings(rt, "env.write"), ["src/unstable.rs:2 std::env::set_var"]);
+    // The files analysed are the module tree as compiled, the modules the macros declare
+    // included, and no more.
+    let files: Vec<&str> = rt.unwrap()["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(files, ["src/fs.rs", "src/lib.rs", "src/macros.rs", "src/process.rs", "src/unstable.rs"]);
     // The `net` feature is off: its module and miolike are not compiled.
     assert!(!caps(rt).contains(&"net.connect".to_string()));
     assert!(krate(&doc, "app", "miolike").is_none());

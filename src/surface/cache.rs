@@ -199,6 +199,7 @@ mod tests {
                 path: path.into(),
             }],
             exports: Exports::default(),
+            files: vec!["src/lib.rs".into()],
         }
     }
 
@@ -247,7 +248,7 @@ mod tests {
         assert!(read_entry(&p, K1, b"k").unwrap_err().contains("another key"));
 
         // A forged entry with a recomputed plain digest does not verify under a secret.
-        std::fs::write(&p, encode(K1, &CrateAnalysis { findings: vec![], exports: Exports::default() }, b"").unwrap()).unwrap();
+        std::fs::write(&p, encode(K1, &CrateAnalysis { findings: vec![], exports: Exports::default(), files: Vec::new() }, b"").unwrap()).unwrap();
         assert!(read_entry(&p, K1, b"k").is_err());
     }
 

@@ -499,7 +499,7 @@ fn analyze_all(
         .into_iter()
         .map(|m| match m.into_inner().unwrap() {
             Some(d) => Arc::try_unwrap(d.analysis).unwrap_or_else(|a| (*a).clone()),
-            None => CrateAnalysis { findings: Vec::new(), exports: Exports::default() },
+            None => CrateAnalysis { findings: Vec::new(), exports: Exports::default(), files: Vec::new() },
         })
         .collect())
 }
@@ -564,7 +564,7 @@ struct UnitCtx<'a> {
 fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<CrateAnalysis, SurfaceError> {
     let UnitCtx { sources, disk_trees, base_cfg, rules, cache, target, .. } = *ctx;
     if let Some(err) = &unit.error {
-        return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, err.clone())], exports: Exports::default() });
+        return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, err.clone())], exports: Exports::default(), files: Vec::new() });
     }
     // Only registry packages are cached: their checksum names their source for good.
     let digests: Vec<(String, String)> = deps.iter().map(|(n, d)| (n.clone(), d.digest.to_string())).collect();
@@ -589,7 +589,7 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
             Some(s) if s.starts_with("git+") => "git source: no checksum in Cargo.lock, not fetched".to_string(),
             _ => "package source not available".to_string(),
         };
-        return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, why)], exports: Exports::default() });
+        return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, why)], exports: Exports::default(), files: Vec::new() });
     };
     let mut unknown: Vec<String> = unit.check_cfgs.clone();
     if let Some(text) = ctx.build_root.and_then(|b| tree.get(b)).and_then(|b| std::str::from_utf8(b).ok()) {
@@ -631,7 +631,7 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
                 .unwrap_or_else(|| "unknown".into());
             CrateAnalysis {
                 findings: vec![unanalyzed(&unit.root, unit.scope, format!("analyzer failure: {msg}"))],
-                exports: Exports::default(),
+                ..CrateAnalysis::default()
             }
         }
     };
@@ -764,11 +764,13 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
                 capabilities: BTreeSet::new(),
                 findings: Vec::new(),
                 via: via.clone(),
+                files: Vec::new(),
             });
             if via.len() < entry.via.len() {
                 entry.via = via;
             }
             entry.findings.extend(a.findings.iter().cloned());
+            entry.files.extend(a.files.iter().cloned());
         }
         // Every crate compiled into the program, clean ones too: "analysed and clean" is not
         // "not in the graph".
@@ -777,6 +779,8 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
             .map(|mut c| {
                 c.findings.sort();
                 c.findings.dedup();
+                c.files.sort();
+                c.files.dedup();
                 c.capabilities = c.findings.iter().map(|f| f.capability).collect();
                 c
             })

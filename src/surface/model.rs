@@ -148,6 +148,11 @@ pub struct CrateSurface {
     pub findings: Vec<Finding>,
     /// Package names from the program's package to this crate, both included.
     pub via: Vec<String>,
+    /// The source files analysed, package-relative and sorted: what the compiler compiles of
+    /// the crate for this target and features (every unit of it: library, binaries, build
+    /// script).
+    #[serde(default)]
+    pub files: Vec<String>,
 }
 
 /// One program (binary target) and everything compiled into it.

@@ -168,11 +168,15 @@ pub struct ExportedMacro {
     pub local_inner: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CrateAnalysis {
     /// Sorted (by the derived order of [`Finding`]) and deduplicated.
     pub findings: Vec<Finding>,
     pub exports: Exports,
+    /// The source files analysed (package-relative, sorted): the module tree as compiled,
+    /// with the modules macros declare and the files `include!` reads.
+    #[serde(default)]
+    pub files: Vec<String>,
 }
 
 /// Analyze one crate target.
@@ -235,7 +239,10 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
     let mut findings = sink.findings;
     findings.sort();
     findings.dedup();
-    CrateAnalysis { findings, exports }
+    let mut files = loaded.files;
+    files.sort();
+    files.dedup();
+    CrateAnalysis { findings, exports, files }
 }
 
 #[cfg(test)]
