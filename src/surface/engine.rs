@@ -610,11 +610,7 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
     };
     // An analyzer bug on one crate must not pass for "no capability" nor stop the run: the
     // crate is reported unanalyzed, which the ratchet counts like any capability.
-    let t0 = std::time::Instant::now();
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze::analyze(&input)));
-    if std::env::var_os("VELARIS_TIMING").is_some() {
-        eprintln!("timing {:>8.3} {} {} {}", t0.elapsed().as_secs_f64(), unit.package.name, unit.package.version, unit.root);
-    }
     let analysis = match caught {
         Ok(a) => {
             if let Some(k) = &cache_key {

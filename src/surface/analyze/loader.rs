@@ -189,6 +189,59 @@ pub(crate) fn include_literal(tokens: &TokenStream) -> Option<String> {
     syn::parse2::<syn::LitStr>(tokens.clone()).ok().map(|l| l.value())
 }
 
+/// From this size on, a file is lexed first and its data tables emptied before it is parsed.
+const LARGE_SOURCE: usize = 128 * 1024;
+
+/// Groups of more tokens than this that hold only literals are data tables.
+const TABLE_TOKENS: usize = 64;
+
+/// A large file (generated data: encoding tables, Unicode tables) parsed without the syntax
+/// trees of its literal tables: every `[..]`, `(..)` or `{..}` group of more than
+/// [`TABLE_TOKENS`] tokens that holds nothing but literals, `,`, `-`, `;` and such groups is
+/// emptied first. A literal names no path and calls nothing, so nothing the analysis looks
+/// for is lost; a group that is a macro's input (after `!`) is kept as it is. `None` when the
+/// file does not parse that way (the caller parses it as usual).
+fn parse_large(text: &str) -> Option<syn::File> {
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if body.starts_with("#!") && !body[2..].trim_start().starts_with('[') {
+        return None;
+    }
+    let ts: TokenStream = body.parse().ok()?;
+    syn::parse2(strip_tables(ts)).ok()
+}
+
+fn strip_tables(ts: TokenStream) -> TokenStream {
+    let tts: Vec<TokenTree> = ts.into_iter().collect();
+    let mut out = Vec::with_capacity(tts.len());
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => {
+                let macro_input = i > 0 && matches!(&tts[i - 1], TokenTree::Punct(p) if p.as_char() == '!');
+                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                let stream = if !macro_input && inner.len() > TABLE_TOKENS && inner.iter().all(is_data) {
+                    TokenStream::new()
+                } else {
+                    strip_tables(g.stream())
+                };
+                let mut ng = proc_macro2::Group::new(g.delimiter(), stream);
+                ng.set_span(g.span());
+                out.push(TokenTree::Group(ng));
+            }
+            other => out.push(other.clone()),
+        }
+    }
+    out.into_iter().collect()
+}
+
+fn is_data(tt: &TokenTree) -> bool {
+    match tt {
+        TokenTree::Literal(_) => true,
+        TokenTree::Punct(p) => matches!(p.as_char(), ',' | '-' | ';'),
+        TokenTree::Group(g) => g.delimiter() != Delimiter::None && g.stream().into_iter().all(|t| is_data(&t)),
+        TokenTree::Ident(i) => i == "true" || i == "false",
+    }
+}
+
 /// Parse a file's text. A file too deeply nested for the analysis threads' stack is
 /// `unanalyzed` (see `surface::guard`). What syn does not parse is recovered (older editions'
 /// syntax repaired, then item by item, see `recover.rs`); each item that still does not parse
@@ -202,6 +255,11 @@ pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink, edition: E
         sink.add_at(Capability::Unanalyzed, file, 1, 1, "source file is not UTF-8");
         return None;
     };
+    if bytes.len() >= LARGE_SOURCE
+        && let Some(f) = parse_large(text)
+    {
+        return Some(f);
+    }
     match syn::parse_file(text) {
         Ok(f) => Some(f),
         Err(first) => {

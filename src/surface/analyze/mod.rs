@@ -231,11 +231,6 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
         }
     }
     let exports = resolver.exports(u.marker);
-    if std::env::var_os("VELARIS_TIMING").is_some() {
-        let st = *ex.stats.borrow();
-        let bytes: usize = loaded.files.iter().filter_map(|f| u.files.get(f)).map(Vec::len).sum();
-        eprintln!("stats {} files={} bytes={} expanded={} failed={}", u.crate_name, loaded.files.len(), bytes, st.expanded, st.failed);
-    }
     let mut findings = sink.findings;
     findings.sort();
     findings.dedup();
