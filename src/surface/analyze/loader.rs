@@ -885,6 +885,31 @@ mod tests {
     }
 
     #[test]
+    fn large_files_lose_their_literal_tables_and_nothing_else() {
+        let table: String = (0..40_000).map(|i| format!("{i}, ")).collect();
+        let pairs: String = (0..2_000).map(|i| format!("({i}, '{}'), ", char::from(b'a' + (i % 26) as u8))).collect();
+        let args: String = (0..100).map(|i| format!("{i}, ")).collect();
+        let src = format!(
+            "pub static T: [u32; 40000] = [{table}];\nstatic P: &[(u32, char)] = &[{pairs}];\nm!({args});\npub fn f() {{ std::fs::write(\"a\", \"b\").unwrap(); }}\nstatic Q: [fn(); 1] = [g]; fn g() {{}}\n"
+        );
+        assert!(src.len() >= LARGE_SOURCE);
+        let f = parse_large(&src).expect("parses");
+        let text = quote_items(&f);
+        assert!(!text.contains("39999"), "the table is gone");
+        assert!(text.contains("m ! (0 , 1 ,"), "a macro's input is kept");
+        assert!(text.contains("std :: fs :: write"), "code is kept");
+        assert!(text.contains("[g]"), "a group with a path is not a table");
+        // The line numbers of what follows a table do not move.
+        let syn::Item::Fn(func) = &f.items[3] else { panic!("{:?}", f.items[3]) };
+        assert_eq!(func.sig.fn_token.span.start().line, 4);
+    }
+
+    fn quote_items(f: &syn::File) -> String {
+        use quote::ToTokens;
+        f.items.iter().map(|i| i.to_token_stream().to_string()).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
     fn module_files_follow_rustc() {
         let (mods, findings, _) = load(
             &[
