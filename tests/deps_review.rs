@@ -695,10 +695,12 @@ fn a_git_dependency_is_read_at_its_locked_commit_and_reviewed() {
     assert_eq!(doc["verified"]["commits"], 2);
     assert_eq!(doc["verified"]["commits_total"], 2);
     // The member's version bump is the repository's own code: nothing to verify, no integrity
-    // concern, and its capabilities come from the work tree at both revisions.
+    // concern, and its capabilities come from the work tree at both revisions. Its call into
+    // the git dependency now reaches process.spawn through that dependency's API.
     let app = pkg(&doc, "app");
     assert_eq!(app["change"], "upgraded");
-    assert_eq!(app["tier"], "routine", "{app:#}");
+    assert_eq!(app["tier"], "capabilities", "{app:#}");
+    assert_eq!(added(app), ["process.spawn"]);
     assert_eq!(doc["verified"]["unverifiable"], serde_json::json!([]));
     assert_eq!(doc["coverage"]["analysed"], 2);
     g.w.review(&["--fail-on", "unverifiable,unknown"]).expect(0);

@@ -35,6 +35,7 @@ fn analyze_files(files: &[(&str, String)]) -> Vec<Finding> {
         rules: Rules::builtin(),
         edition: Edition::E2021,
         marker: "__velaris_crate_deep",
+        version: "1.0.0",
     };
     guard::parallel_map(&[()], 1, |_| analyze(&input).findings).pop().unwrap()
 }
@@ -98,6 +99,7 @@ fn the_deepest_nesting_the_guard_admits_fits_the_stack() {
                 rules: Rules::builtin(),
                 edition: Edition::E2021,
                 marker: "__velaris_crate_deep",
+                version: "1.0.0",
             };
             guard::parallel_map_with_limit(&[()], 1, stack, Some(limit), |_| analyze(&input).findings).pop().unwrap()
         };

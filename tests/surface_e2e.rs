@@ -161,12 +161,19 @@ fn per_program_surfaces_with_evidence_and_build_scope() {
     let app = program(&doc, "app");
     assert_eq!(app["package"], "app");
     assert_eq!(caps(app), ["fs.read", "fs.write", "net.connect"].iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{app:#}");
-    // The program's own package holds the re-exported std::fs::write it calls.
+    // The program's own package holds the re-exported std::fs::write it calls, and what it
+    // reaches through netlib's API, with the chain as evidence.
     let own = krate(app, "app");
-    assert_eq!(caps(own), vec!["fs.write"]);
-    let f = &own["findings"][0];
+    assert_eq!(caps(own), vec!["fs.write", "net.connect"]);
+    let f = own["findings"].as_array().unwrap().iter().find(|f| f["capability"] == "fs.write").unwrap();
     assert_eq!((f["file"].as_str(), f["line"].as_u64(), f["scope"].as_str()), (Some("src/main.rs"), Some(3), Some("runtime")));
     assert_eq!(f["path"], "std::fs::write");
+    let via = own["findings"].as_array().unwrap().iter().find(|f| f["capability"] == "net.connect").unwrap();
+    assert_eq!((via["file"].as_str(), via["line"].as_u64(), via["path"].as_str()), (Some("src/main.rs"), Some(2), Some("netlib::get")));
+    assert_eq!(
+        via["chain"],
+        serde_json::json!([{"path": "std::net::TcpStream::connect", "crate": "netlib", "version": "1.0.0", "file": "src/lib.rs", "line": 2}])
+    );
     let net = krate(app, "netlib");
     assert_eq!(net["via"], serde_json::json!(["app", "netlib"]));
     assert_eq!(net["findings"][0]["line"], 2);

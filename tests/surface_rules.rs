@@ -249,6 +249,7 @@ fn run_crate(
         rules: Rules::builtin(),
         edition: Edition::from_manifest(Some(spec.edition.as_deref().unwrap_or("2021"))),
         marker: &marker,
+        version: "1.0.0",
     };
     let a = analyze(&input);
     // Sorted and deduplicated, as promised.

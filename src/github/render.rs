@@ -470,6 +470,7 @@ mod tests {
             line: 1,
             column: 1,
             path: "std::net::TcpStream::connect".into(),
+            chain: Vec::new(),
         };
         Widening {
             subject: Subject::Crate(format!("dependency-number-{i:05}")),

@@ -197,9 +197,11 @@ mod tests {
                 line: 3,
                 column: 5,
                 path: path.into(),
+                chain: Vec::new(),
             }],
             exports: Exports::default(),
             files: vec!["src/lib.rs".into()],
+            ..CrateAnalysis::default()
         }
     }
 
@@ -248,7 +250,7 @@ mod tests {
         assert!(read_entry(&p, K1, b"k").unwrap_err().contains("another key"));
 
         // A forged entry with a recomputed plain digest does not verify under a secret.
-        std::fs::write(&p, encode(K1, &CrateAnalysis { findings: vec![], exports: Exports::default(), files: Vec::new() }, b"").unwrap()).unwrap();
+        std::fs::write(&p, encode(K1, &CrateAnalysis::default(), b"").unwrap()).unwrap();
         assert!(read_entry(&p, K1, b"k").is_err());
     }
 

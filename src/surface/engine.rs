@@ -367,7 +367,7 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
 }
 
 fn unanalyzed(file: &str, scope: Scope, why: String) -> Finding {
-    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why }
+    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why, chain: Vec::new() }
 }
 
 /// Findings that come from what a unit is, not from its code.
@@ -380,6 +380,7 @@ fn kind_findings(unit: &Unit, ws: &Workspace) -> Vec<Finding> {
         line: 1,
         column: 1,
         path: path.to_string(),
+        chain: Vec::new(),
     };
     match unit.kind {
         UnitKind::BuildScript => {
@@ -482,6 +483,7 @@ fn analyze_all(
                             line: 1,
                             column: 1,
                             path: format!("build-dependency {}: builds native code", dep.package.name),
+                            chain: Vec::new(),
                         });
                     }
                 }
@@ -499,7 +501,7 @@ fn analyze_all(
         .into_iter()
         .map(|m| match m.into_inner().unwrap() {
             Some(d) => Arc::try_unwrap(d.analysis).unwrap_or_else(|a| (*a).clone()),
-            None => CrateAnalysis { findings: Vec::new(), exports: Exports::default(), files: Vec::new() },
+            None => CrateAnalysis { findings: Vec::new(), ..CrateAnalysis::default() },
         })
         .collect())
 }
@@ -564,7 +566,7 @@ struct UnitCtx<'a> {
 fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<CrateAnalysis, SurfaceError> {
     let UnitCtx { sources, disk_trees, base_cfg, rules, cache, target, .. } = *ctx;
     if let Some(err) = &unit.error {
-        return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, err.clone())], exports: Exports::default(), files: Vec::new() });
+        return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, err.clone())], ..CrateAnalysis::default() });
     }
     // Only registry packages are cached: their checksum names their source for good.
     let digests: Vec<(String, String)> = deps.iter().map(|(n, d)| (n.clone(), d.digest.to_string())).collect();
@@ -589,7 +591,7 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
             Some(s) if s.starts_with("git+") => "git source: no checksum in Cargo.lock, not fetched".to_string(),
             _ => "package source not available".to_string(),
         };
-        return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, why)], exports: Exports::default(), files: Vec::new() });
+        return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, why)], ..CrateAnalysis::default() });
     };
     let mut unknown: Vec<String> = unit.check_cfgs.clone();
     if let Some(text) = ctx.build_root.and_then(|b| tree.get(b)).and_then(|b| std::str::from_utf8(b).ok()) {
@@ -607,6 +609,7 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
         rules,
         edition: Edition::from_manifest(Some(&unit.edition)),
         marker: ctx.marker,
+        version: &unit.package.version,
     };
     // An analyzer bug on one crate must not pass for "no capability" nor stop the run: the
     // crate is reported unanalyzed, which the ratchet counts like any capability.

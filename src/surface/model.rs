@@ -124,8 +124,32 @@ pub struct Finding {
     /// 1-based, in characters.
     pub column: u32,
     /// What the code resolved to: `std::fs::write`, `libc::system`, `extern "C" fn execve`,
-    /// `unsafe block`, `asm!`, `parse error: ...`.
+    /// `unsafe block`, `asm!`, `parse error: ...`; for a call of a dependency's function that
+    /// reaches the capability, that function (`tokio::fs::write`).
     pub path: String,
+    /// For a capability reached through a dependency's API: the places it goes through, in
+    /// order, each in a dependency's code, the last one where the capability is used
+    /// (`tokio 1.54.1 src/fs/write.rs:30 std::fs::write`). Empty for a direct use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<Hop>,
+}
+
+/// One step of a [`Finding::chain`]: in `krate` `version`, at `file:line`, `path` is used.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Hop {
+    pub path: String,
+    #[serde(rename = "crate")]
+    pub krate: String,
+    pub version: String,
+    pub file: String,
+    pub line: u32,
+}
+
+impl Hop {
+    /// `path (crate version file:line)`.
+    pub fn display(&self) -> String {
+        format!("{} ({} {} {}:{})", self.path, self.krate, self.version, self.file, self.line)
+    }
 }
 
 impl Finding {

@@ -36,6 +36,11 @@ pub(crate) struct Sink {
 
 impl Sink {
     pub fn add(&mut self, capability: Capability, file: &str, span: Span, path: impl Into<String>) {
+        self.add_chain(capability, file, span, path, Vec::new());
+    }
+    /// A finding reached through a dependency's API: `chain` is where it goes (see
+    /// [`Finding::chain`]).
+    pub fn add_chain(&mut self, capability: Capability, file: &str, span: Span, path: impl Into<String>, chain: Vec<crate::surface::Hop>) {
         let lc = span.start();
         self.findings.push(Finding {
             capability,
@@ -44,6 +49,7 @@ impl Sink {
             line: (lc.line as u32).max(1),
             column: lc.column as u32 + 1,
             path: path.into(),
+            chain,
         });
     }
     pub fn add_at(&mut self, capability: Capability, file: &str, line: u32, column: u32, path: impl Into<String>) {
@@ -54,6 +60,7 @@ impl Sink {
             line: line.max(1),
             column: column.max(1),
             path: path.into(),
+            chain: Vec::new(),
         });
     }
 }

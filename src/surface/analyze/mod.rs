@@ -99,6 +99,7 @@ pub(crate) mod mbe;
 mod oracle;
 mod paths;
 mod recover;
+pub(crate) mod summary;
 mod scope;
 mod visit;
 
@@ -137,6 +138,8 @@ pub struct CrateInput<'a> {
     /// What `$crate` in this crate's exported macros becomes in other crates: an identifier
     /// under which those crates find this one's exports in their `deps`.
     pub marker: &'a str,
+    /// The package version (shown in the chains of findings in other crates).
+    pub version: &'a str,
 }
 
 /// What a crate exports that leads outside of it: public path inside the crate (`write`,
@@ -153,6 +156,10 @@ pub struct Exports {
     /// The crate name (a renamed dependency is known to the rules by this name).
     #[serde(default)]
     pub crate_name: String,
+    /// What the crate's public functions, methods and statics reach, by public path
+    /// (`fs::write`, `net::TcpListener::bind`): callers get it at their call site.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub summaries: BTreeMap<String, summary::Summary>,
 }
 
 /// A macro as another crate sees it.
@@ -177,6 +184,9 @@ pub struct CrateAnalysis {
     /// with the modules macros declare and the files `include!` reads.
     #[serde(default)]
     pub files: Vec<String>,
+    /// The crate's calls, and how many name a known callee.
+    #[serde(default)]
+    pub calls: visit::CallStats,
 }
 
 /// Analyze one crate target.
@@ -194,6 +204,7 @@ pub fn analyze(input: &CrateInput) -> CrateAnalysis {
             deps: input.deps,
             edition: input.edition,
             marker: input.marker,
+            version: input.version,
         },
         input.cfg,
         input.rules,
@@ -211,6 +222,7 @@ pub(crate) struct Unit<'a> {
     pub deps: &'a BTreeMap<String, Exports>,
     pub edition: Edition,
     pub marker: &'a str,
+    pub version: &'a str,
 }
 
 fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource) -> CrateAnalysis {
@@ -219,8 +231,9 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
     let (loaded, mut sink) = loader::Loader::new(u.files, cfg, u.scope, &ex).load(u.root, &parts);
     let resolver = scope::Resolver::new(&loaded.modules, u.crate_name, u.deps, rules, cfg, &ex);
     let file_names: Vec<Rc<str>> = loaded.files.iter().map(|f| Rc::from(f.as_str())).collect();
-    {
+    let (graph, calls) = {
         let mut a = visit::Analyzer::new(&resolver, u.files, cfg, rules, &mut sink);
+        a.version = Rc::from(u.version);
         for (m, module) in loaded.modules.iter().enumerate() {
             a.module = m;
             for entry in &module.entries {
@@ -229,15 +242,17 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
                 a.visit_item(&entry.item);
             }
         }
-    }
-    let exports = resolver.exports(u.marker);
+        (std::mem::take(&mut a.graph), a.calls)
+    };
+    let summaries = graph.solve();
+    let exports = resolver.exports(u.marker, &summaries);
     let mut findings = sink.findings;
     findings.sort();
     findings.dedup();
     let mut files = loaded.files;
     files.sort();
     files.dedup();
-    CrateAnalysis { findings, exports, files }
+    CrateAnalysis { findings, exports, files, calls }
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ use syn::{Item, UseTree};
 use super::Exports;
 use super::loader::{Entry, ModId, Module, ROOT};
 use super::macros::{Expander, MacroRef, Textual};
+use super::summary::{MAX_SUMMARIES, Summary};
 use super::oracle::{CfgEval, RuleSource};
 
 /// A path as written: `::a::b` has `leading`.
@@ -223,8 +224,10 @@ pub(crate) fn flatten_use(tree: &UseTree, prefix: &mut Vec<String>, out: &mut Ve
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Res {
     Module(ModId),
-    /// A non-module item of this crate (with any trailing segments): never a capability.
-    Local,
+    /// A non-module item of this crate, by its path from the crate root (with any trailing
+    /// segments: `["net", "Conn", "open"]`): never a capability of its own; what it reaches
+    /// is its summary's.
+    Local(Vec<String>),
     /// A foreign item; `display` is its path (`crate::sys::system`, `libc::system`).
     Foreign { symbol: String, display: String },
     /// Into a dependency, resolved through its exports at the end.
@@ -399,9 +402,13 @@ impl<'a> Resolver<'a> {
             syn::Type::Group(g) => self.type_key(ctx, &g.elem),
             syn::Type::Path(p) if p.qself.is_none() => {
                 let up = UsePath::from_path(&p.path);
-                match self.finalize(self.resolve(ctx, &up, true)?)? {
-                    Target::Path(segs) if segs.last().is_some_and(|s| is_type_name(s)) => Some(segs.join("::")),
-                    _ => None,
+                match self.resolve(ctx, &up, true)? {
+                    // A type of this crate: its summary key (`crate::net::Conn`).
+                    Res::Local(segs) => segs.last().is_some_and(|s| is_type_name(s)).then(|| Self::local_key(&segs)),
+                    r => match self.finalize(r)? {
+                        Target::Path(segs) if segs.last().is_some_and(|s| is_type_name(s)) => Some(segs.join("::")),
+                        _ => None,
+                    },
                 }
             }
             _ => None,
@@ -411,7 +418,11 @@ impl<'a> Resolver<'a> {
     /// The type an associated function belongs to, when `path` is `Type::function` for a
     /// type outside the crate (`OpenOptions::new` → `std::fs::OpenOptions`).
     pub fn assoc_type(&self, ctx: Ctx, path: &UsePath) -> Option<String> {
-        match self.finalize(self.resolve(ctx, path, true)?)? {
+        let r = self.resolve(ctx, path, true)?;
+        if let Res::Local(segs) = &r {
+            return (segs.len() >= 2 && is_type_name(&segs[segs.len() - 2])).then(|| Self::local_key(&segs[..segs.len() - 1]));
+        }
+        match self.finalize(r)? {
             Target::Path(segs) if segs.len() >= 2 && is_type_name(&segs[segs.len() - 2]) => {
                 Some(segs[..segs.len() - 1].join("::"))
             }
@@ -467,7 +478,10 @@ impl<'a> Resolver<'a> {
                 "self" => (Res::Module(m), 1),
                 _ => return self.lookup_in(m, segs, spec),
             },
-            Res::Local => (Res::Local, 1),
+            Res::Local(mut p) => {
+                p.push(seg.clone());
+                (Res::Local(p), 1)
+            }
             Res::Foreign { .. } => return None,
             Res::Dep { krate, mut rest } => {
                 rest.push(seg.clone());
@@ -675,6 +689,45 @@ impl<'a> Resolver<'a> {
         None
     }
 
+    /// The path of item `name` of module `m` from the crate root.
+    pub fn local_path(&self, m: ModId, name: &str) -> Vec<String> {
+        let mut p = self.modules[m].path.clone();
+        p.push(name.to_string());
+        p
+    }
+
+    /// The key of a local item in the summaries: `crate::` and its path.
+    pub fn local_key(p: &[String]) -> String {
+        let mut k = String::from("crate");
+        for s in p {
+            k.push_str("::");
+            k.push_str(s);
+        }
+        k
+    }
+
+    /// What a local key looks like to other crates: the crate's name for `crate`.
+    pub fn local_display(&self, key: &str) -> String {
+        match key.strip_prefix("crate") {
+            Some(rest) => format!("{}{rest}", self.crate_name),
+            None => key.to_string(),
+        }
+    }
+
+    /// The dependencies this crate sees, by extern name or marker.
+    pub fn deps(&self) -> &BTreeMap<String, Exports> {
+        self.deps
+    }
+
+    /// The extern name (or marker) under which the crate named `name` (as `crate_display`
+    /// gives it) is among the dependencies.
+    pub fn dep_key_of(&self, name: &str) -> Option<&str> {
+        if self.deps.contains_key(name) {
+            return self.deps.get_key_value(name).map(|(k, _)| k.as_str());
+        }
+        self.deps.iter().find(|(_, ex)| ex.crate_name == name).map(|(k, _)| k.as_str())
+    }
+
     fn module_display(&self, m: ModId, name: &str) -> String {
         let mut parts = vec![self.crate_name.to_string()];
         parts.extend(self.modules[m].path.iter().cloned());
@@ -685,12 +738,15 @@ impl<'a> Resolver<'a> {
     fn binding_res(&self, ctx: Ctx, b: &Binding, name: &str) -> Option<Res> {
         match &b.kind {
             BindKind::Mod(id) => Some(Res::Module(*id)),
-            BindKind::Item => Some(Res::Local),
+            BindKind::Item => Some(Res::Local(self.local_path(ctx.module, name))),
             BindKind::Foreign(symbol) => Some(Res::Foreign {
                 symbol: symbol.clone(),
                 display: self.module_display(ctx.module, name),
             }),
-            BindKind::Alias(p) => Some(self.resolve(Ctx { module: ctx.module, layers: &[] }, p, false).unwrap_or(Res::Local)),
+            BindKind::Alias(p) => Some(
+                self.resolve(Ctx { module: ctx.module, layers: &[] }, p, false)
+                    .unwrap_or_else(|| Res::Local(self.local_path(ctx.module, name))),
+            ),
             BindKind::ExternCrate(x) => Some(self.extern_crate(x)),
             BindKind::Import(p) => {
                 if let Some(r) = self.resolve(ctx, p, false) {
@@ -732,7 +788,7 @@ impl<'a> Resolver<'a> {
     /// The target of a resolution, for the rules.
     pub fn finalize(&self, r: Res) -> Option<Target> {
         match r {
-            Res::Module(_) | Res::Local => None,
+            Res::Module(_) | Res::Local(_) => None,
             Res::Foreign { symbol, display } => Some(Target::Foreign { symbol, display }),
             Res::Ext(p) => Some(Target::Path(p)),
             Res::Dep { krate, rest } => Some(self.dep_alias(&krate, &rest).unwrap_or_else(|| {
@@ -903,7 +959,7 @@ impl<'a> Resolver<'a> {
     /// item), a glob re-export of an external module as `prefix::*`; and its macros:
     /// `#[macro_export]` ones at the root, and those `pub use` makes visible at a path.
     /// `marker` is what `$crate` in this crate's macros becomes in other crates.
-    pub fn exports(&self, marker: &str) -> Exports {
+    pub fn exports(&self, marker: &str, local: &BTreeMap<String, Summary>) -> Exports {
         let mut aliases = BTreeMap::new();
         let mut seen = HashSet::new();
         self.export_walk(ROOT, "", 0, &mut aliases, &mut seen);
@@ -913,7 +969,89 @@ impl<'a> Resolver<'a> {
         }
         let mut seen = HashSet::new();
         self.export_macros(ROOT, "", 0, marker, &mut macros, &mut seen);
-        Exports { aliases, macros, crate_name: self.crate_name.to_string() }
+        let mut summaries = BTreeMap::new();
+        let mut seen = HashSet::new();
+        self.export_summaries(ROOT, "", 0, local, &mut summaries, &mut seen);
+        Exports { aliases, macros, crate_name: self.crate_name.to_string(), summaries }
+    }
+
+    /// The summaries of the crate's public API, by public path: public functions, statics and
+    /// constants, the methods of public types, and what is re-exported (local items under
+    /// their new name, a dependency's under the re-export's).
+    fn export_summaries(
+        &self,
+        m: ModId,
+        prefix: &str,
+        depth: usize,
+        local: &BTreeMap<String, Summary>,
+        out: &mut BTreeMap<String, Summary>,
+        seen: &mut HashSet<(ModId, String)>,
+    ) {
+        const MAX_EXPORT_DEPTH: usize = 8;
+        if depth > MAX_EXPORT_DEPTH || out.len() >= MAX_SUMMARIES || !seen.insert((m, prefix.to_string())) {
+            return;
+        }
+        let join = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}::{name}") };
+        let ctx = Ctx { module: m, layers: &[] };
+        // A local item at `key`, public as `public`: its summary and its members'.
+        let put_local = |key: &str, public: &str, out: &mut BTreeMap<String, Summary>| {
+            if let Some(s) = local.get(key) {
+                out.entry(public.to_string()).or_insert_with(|| s.clone());
+            }
+            let sub = format!("{key}::");
+            for (k, s) in local.range(sub.clone()..).take_while(|(k, _)| k.starts_with(&sub)) {
+                if out.len() >= MAX_SUMMARIES {
+                    break;
+                }
+                out.entry(format!("{public}::{}", &k[sub.len()..])).or_insert_with(|| s.clone());
+            }
+        };
+        let mut names: Vec<(&String, &Binding)> = self.scopes[m].names.iter().filter(|(_, b)| b.public).collect();
+        names.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, b) in names {
+            let key = join(name);
+            match self.binding_res(ctx, b, name) {
+                Some(Res::Module(c)) => self.export_summaries(c, &key, depth + 1, local, out, seen),
+                Some(Res::Local(p)) => put_local(&Self::local_key(&p), &key, out),
+                Some(Res::Dep { krate, rest }) => self.export_dep_summaries(&krate, &rest, &key, out),
+                _ => {}
+            }
+        }
+        for (g, public) in &self.scopes[m].globs {
+            if !public {
+                continue;
+            }
+            match self.resolve(ctx, g, false) {
+                Some(Res::Module(c)) => self.export_summaries(c, prefix, depth + 1, local, out, seen),
+                Some(Res::Dep { krate, rest }) => self.export_dep_summaries(&krate, &rest, prefix, out),
+                _ => {}
+            }
+        }
+    }
+
+    /// A re-export of `krate::rest` as `key`: the dependency's summaries at and below it.
+    fn export_dep_summaries(&self, krate: &str, rest: &[String], key: &str, out: &mut BTreeMap<String, Summary>) {
+        let Some(ex) = self.deps.get(krate) else { return };
+        let base = rest.join("::");
+        let under = |k: &str| -> Option<String> {
+            if base.is_empty() {
+                return Some(if key.is_empty() { k.to_string() } else { format!("{key}::{k}") });
+            }
+            let sub = if k == base { "" } else { k.strip_prefix(&base)?.strip_prefix("::")? };
+            Some(match (key.is_empty(), sub.is_empty()) {
+                (_, true) => key.to_string(),
+                (true, false) => sub.to_string(),
+                (false, false) => format!("{key}::{sub}"),
+            })
+        };
+        for (k, s) in &ex.summaries {
+            if out.len() >= MAX_SUMMARIES {
+                break;
+            }
+            if let Some(nk) = under(k).filter(|nk| !nk.is_empty()) {
+                out.entry(nk).or_insert_with(|| s.clone());
+            }
+        }
     }
 
     fn export_macros(
@@ -1225,7 +1363,7 @@ mod tests {
             resolve_in(&r, ROOT, "sys::system"),
             Some(Target::Foreign { symbol: "system".into(), display: "me::sys::system".into() })
         );
-        let ex = r.exports("__velaris_crate_me");
+        let ex = r.exports("__velaris_crate_me", &BTreeMap::new());
         let got: Vec<String> = ex.aliases.iter().map(|(k, v)| format!("{k} -> {v}")).collect();
         assert_eq!(
             got,
@@ -1263,6 +1401,6 @@ mod tests {
         let r = f.resolver();
         assert_eq!(resolve_in(&r, ROOT, "x"), None);
         assert_eq!(resolve_in(&r, ROOT, "a::nothing"), None);
-        let _ = r.exports("__velaris_crate_me");
+        let _ = r.exports("__velaris_crate_me", &BTreeMap::new());
     }
 }

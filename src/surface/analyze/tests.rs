@@ -9,7 +9,7 @@ use super::*;
 fn run(files: &[(&str, &str)]) -> Vec<String> {
     let tree: FileTree = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
     let deps = BTreeMap::new();
-    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me" };
+    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me", version: "1.0.0" };
     let out = analyze_with(&unit, &TestCfg::linux(&[]), &TestRules::small());
     out.findings.iter().map(|f| format!("{} {}:{}:{} {}", f.capability, f.file, f.line, f.column, f.path)).collect()
 }
@@ -145,7 +145,7 @@ fn a_dependency_glob_does_not_hide_crates_or_std() {
     .map(|(a, b)| (a.to_string(), b.to_string()))
     .collect();
     deps.insert("wasm_bindgen".to_string(), Exports { aliases, ..Exports::default() });
-    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "m" };
+    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "m", version: "1.0.0" };
     let out = analyze_with(&unit, &TestCfg::linux(&[]), &TestRules::small());
     let got: Vec<String> = out.findings.iter().map(|f| format!("{} {}:{} {}", f.capability, f.line, f.column, f.path)).collect();
     assert_eq!(got, ["fs.read 2:48 std::fs::read", "fs.write 2:14 std::fs::write"]);

@@ -12,10 +12,11 @@ use syn::{Expr, Item, Pat, Stmt, Type};
 use super::attrs;
 use super::loader::{self, ModId, Sink};
 use super::macros::{self, MacroDefn, MacroRef, Textual};
+use super::summary::{self, CallGraph};
 use super::oracle::{CfgEval, RuleSource};
-use super::scope::{Ctx, NameScope, Resolver, Target, UsePath};
+use super::scope::{Ctx, NameScope, Res, Resolver, Target, UsePath};
 use crate::package::FileTree;
-use crate::surface::model::Capability;
+use crate::surface::model::{Capability, Hop};
 
 /// Macros whose arguments are comma-separated expressions (the format string is one).
 const EXPR_MACROS: &[&str] = &[
@@ -65,6 +66,24 @@ pub(crate) struct Analyzer<'a> {
     pub macros: Textual,
     /// Nested expansions being visited.
     depth: usize,
+    /// The crate's items and their uses, for the summaries.
+    pub graph: CallGraph,
+    /// The item whose body is being visited.
+    cur: Option<usize>,
+    /// The type of the `impl` (or the trait) being visited, as a type key.
+    self_ty: Option<String>,
+    /// The crate's version, for the hops of chains.
+    pub version: Rc<str>,
+    /// Calls visited, and those whose callee is known.
+    pub calls: CallStats,
+}
+
+/// How many of a crate's calls name a known callee (a function or method of the crate, of
+/// a dependency or of std): how much of its code a reachability analysis could follow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CallStats {
+    pub total: u64,
+    pub resolved: u64,
 }
 
 /// Where a macro invocation stands, which decides what its expansion must parse as.
@@ -111,6 +130,11 @@ impl<'a> Analyzer<'a> {
             includes: Vec::new(),
             macros: Textual::default(),
             depth: 0,
+            graph: CallGraph::default(),
+            cur: None,
+            self_ty: None,
+            version: Rc::from(""),
+            calls: CallStats::default(),
         }
     }
 
@@ -119,8 +143,67 @@ impl<'a> Analyzer<'a> {
     }
 
     fn add(&mut self, cap: Capability, span: Span, path: impl Into<String>) {
+        let path = path.into();
+        if let Some(i) = self.cur {
+            let hop = self.hop(&path, span);
+            self.graph.uses(i, cap, vec![hop]);
+        }
         let file = self.file.clone();
         self.sink.add(cap, &file, span, path);
+    }
+
+    /// A capability reached by calling `path` (another crate's), shown by `chain`.
+    fn add_via(&mut self, cap: Capability, span: Span, path: &str, chain: &[Hop]) {
+        if let Some(i) = self.cur {
+            let hop = self.hop(path, span);
+            self.graph.uses(i, cap, summary::chain(hop, chain));
+        }
+        let file = self.file.clone();
+        self.sink.add_chain(cap, &file, span, path, chain.to_vec());
+    }
+
+    /// This crate, here: a hop of a chain.
+    fn hop(&self, path: &str, span: Span) -> Hop {
+        Hop {
+            path: path.to_string(),
+            krate: self.r.crate_name.to_string(),
+            version: self.version.to_string(),
+            file: self.file.to_string(),
+            line: (span.start().line as u32).max(1),
+        }
+    }
+
+    /// The crate's item `key` (a summary key) is used here.
+    fn use_local(&mut self, key: String, span: Span) {
+        if let Some(i) = self.cur {
+            let hop = self.hop(&self.r.local_display(&key), span);
+            self.graph.calls(i, key, hop);
+        }
+    }
+
+    /// A dependency's item `rest` (a path inside extern `krate`) is used here: what its
+    /// summary says it reaches, at this place.
+    fn use_dep(&mut self, krate: &str, rest: &[String], span: Span) {
+        let key = rest.join("::");
+        let Some(summary) = self.r.deps().get(krate).and_then(|ex| ex.summaries.get(&key)) else { return };
+        let display = format!("{}::{key}", self.r.crate_display(krate));
+        let caps: Vec<(Capability, Vec<Hop>)> = summary.caps.iter().map(|(c, h): (&Capability, &Vec<Hop>)| (*c, h.clone())).collect();
+        for (cap, chain) in caps {
+            self.add_via(cap, span, &display, &chain);
+        }
+    }
+
+    /// The key of item `name` being defined in the current module (a function, a static).
+    fn item_key(&self, name: &str) -> String {
+        Resolver::local_key(&self.r.local_path(self.module, name))
+    }
+
+    /// Run `f` with `key`'s item as the one whose body is visited.
+    fn in_item(&mut self, key: String, f: impl FnOnce(&mut Self)) {
+        let id = self.graph.item(&key);
+        let saved = self.cur.replace(id);
+        f(self);
+        self.cur = saved;
     }
 
     fn is_local(&self, name: &str) -> bool {
@@ -156,8 +239,28 @@ impl<'a> Analyzer<'a> {
         if up.segs.len() == 1 && !up.leading && self.is_local(&up.segs[0]) {
             return;
         }
+        // `Self::f` in an `impl`: the type's associated item.
+        if !up.leading
+            && up.segs.len() > 1
+            && up.segs[0] == "Self"
+            && let Some(ty) = self.self_ty.clone()
+        {
+            let rest = up.segs[1..].join("::");
+            if ty.starts_with("crate::") {
+                self.use_local(format!("{ty}::{rest}"), span);
+            } else {
+                let mut segs: Vec<String> = ty.split("::").map(str::to_string).collect();
+                segs.extend(up.segs[1..].iter().cloned());
+                self.type_item(&segs, span);
+            }
+            return;
+        }
         match self.r.resolve(self.ctx(), up, false) {
+            Some(Res::Local(p)) => self.use_local(Resolver::local_key(&p), span),
             Some(r) => {
+                if let Res::Dep { krate, rest } = &r {
+                    self.use_dep(krate, rest, span);
+                }
                 if let Some(t) = self.r.finalize(r) {
                     self.report_target(t, span);
                 }
@@ -171,7 +274,28 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// An item of an external type given by its full path (`reqwest::Client::get`,
+    /// `std::net::TcpStream::connect`): a dependency's summary, then the rules.
+    fn type_item(&mut self, segs: &[String], span: Span) {
+        if let Some(first) = segs.first()
+            && let Some(k) = self.r.dep_key_of(first).map(str::to_string)
+        {
+            self.use_dep(&k, &segs[1..], span);
+        }
+        self.report_target(Target::Path(segs.to_vec()), span);
+    }
+
     fn report_method(&mut self, ty: &str, method: &str, span: Span) {
+        if ty.starts_with("crate::") {
+            return self.use_local(format!("{ty}::{method}"), span);
+        }
+        if let Some((first, rest)) = ty.split_once("::")
+            && let Some(k) = self.r.dep_key_of(first).map(str::to_string)
+        {
+            let mut segs: Vec<String> = rest.split("::").map(str::to_string).collect();
+            segs.push(method.to_string());
+            self.use_dep(&k, &segs, span);
+        }
         if let Some(caps) = self.rules.method(ty, method) {
             for c in caps {
                 self.add(c, span, format!("{ty}::{method}"));
@@ -264,9 +388,12 @@ impl<'a> Analyzer<'a> {
     fn fn_body(&mut self, sig: &syn::Signature, block: &syn::Block) {
         let saved = std::mem::take(&mut self.locals);
         for input in &sig.inputs {
-            if let syn::FnArg::Typed(pt) = input {
-                let t = self.r.type_key(self.ctx(), &pt.ty);
-                self.bind_pat(&pt.pat, t);
+            match input {
+                syn::FnArg::Typed(pt) => {
+                    let t = self.r.type_key(self.ctx(), &pt.ty);
+                    self.bind_pat(&pt.pat, t);
+                }
+                syn::FnArg::Receiver(_) => self.locals.push(("self".to_string(), self.self_ty.clone())),
             }
         }
         self.visit_block(block);
@@ -1082,20 +1209,51 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         if Self::is_test_item(&f.attrs) {
             return;
         }
-        self.fn_findings(&f.attrs, &f.sig);
-        self.fn_body(&f.sig, &f.block);
+        let key = self.item_key(&f.sig.ident.unraw().to_string());
+        self.in_item(key, |this| {
+            this.fn_findings(&f.attrs, &f.sig);
+            this.fn_body(&f.sig, &f.block);
+        });
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        self.fn_findings(&f.attrs, &f.sig);
-        self.fn_body(&f.sig, &f.block);
+        let name = f.sig.ident.unraw().to_string();
+        let key = match &self.self_ty {
+            Some(ty) => format!("{ty}::{name}"),
+            None => self.item_key(&format!("{{impl}}::{name}")),
+        };
+        self.in_item(key, |this| {
+            this.fn_findings(&f.attrs, &f.sig);
+            this.fn_body(&f.sig, &f.block);
+        });
     }
 
     fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
-        self.fn_findings(&f.attrs, &f.sig);
-        if let Some(b) = &f.default {
-            self.fn_body(&f.sig, b);
-        }
+        let name = f.sig.ident.unraw().to_string();
+        let key = match &self.self_ty {
+            Some(ty) => format!("{ty}::{name}"),
+            None => self.item_key(&format!("{{trait}}::{name}")),
+        };
+        self.in_item(key, |this| {
+            this.fn_findings(&f.attrs, &f.sig);
+            if let Some(b) = &f.default {
+                this.fn_body(&f.sig, b);
+            }
+        });
+    }
+
+    fn visit_impl_item_const(&mut self, c: &'ast syn::ImplItemConst) {
+        let name = c.ident.unraw().to_string();
+        let key = match &self.self_ty {
+            Some(ty) => format!("{ty}::{name}"),
+            None => self.item_key(&format!("{{impl}}::{name}")),
+        };
+        self.in_item(key, |this| this.visit_expr(&c.expr));
+    }
+
+    fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+        let key = self.item_key(&c.ident.unraw().to_string());
+        self.in_item(key, |this| this.visit_expr(&c.expr));
     }
 
     fn visit_impl_item(&mut self, i: &'ast syn::ImplItem) {
@@ -1120,29 +1278,43 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         }
     }
 
+    /// The methods of an `impl` are items of its type (`crate::net::Conn::open`, or
+    /// `std::net::TcpStream::frob` for a local trait implemented for a std type), whatever the
+    /// trait: a caller that knows the receiver's type reaches them by name.
     fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
         if let Some(u) = &i.unsafety {
             self.add(Capability::Unsafe, u.span, "unsafe impl");
         }
+        let ty = self.r.type_key(self.ctx(), &i.self_ty);
+        let saved = std::mem::replace(&mut self.self_ty, ty);
         for it in &i.items {
             self.visit_impl_item(it);
         }
+        self.self_ty = saved;
     }
 
     fn visit_item_trait(&mut self, t: &'ast syn::ItemTrait) {
         if let Some(u) = &t.unsafety {
             self.add(Capability::Unsafe, u.span, format!("unsafe trait {}", t.ident));
         }
+        let key = self.item_key(&t.ident.unraw().to_string());
+        let saved = self.self_ty.replace(key);
         for it in &t.items {
             self.visit_trait_item(it);
         }
+        self.self_ty = saved;
     }
 
+    /// A static is an item too: a caller that uses it (a function pointer it holds, say)
+    /// reaches what its initializer does.
     fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
-        if let Some((p, _)) = self.export_attr(&s.attrs, &s.ident.unraw().to_string()) {
-            self.add(Capability::Ffi, s.static_token.span, format!("{p} static {}", s.ident));
-        }
-        self.visit_expr(&s.expr);
+        let key = self.item_key(&s.ident.unraw().to_string());
+        self.in_item(key, |this| {
+            if let Some((p, _)) = this.export_attr(&s.attrs, &s.ident.unraw().to_string()) {
+                this.add(Capability::Ffi, s.static_token.span, format!("{p} static {}", s.ident));
+            }
+            this.visit_expr(&s.expr);
+        });
     }
 
     fn visit_item_foreign_mod(&mut self, fm: &'ast syn::ItemForeignMod) {
@@ -1206,6 +1378,16 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         if !attrs::holds(&c.attrs, self.cfg) {
             return;
+        }
+        self.calls.total += 1;
+        if let Expr::Path(p) = &*c.func
+            && p.qself.is_none()
+        {
+            let up = UsePath::from_path(&p.path);
+            let local_var = up.segs.len() == 1 && self.is_local(&up.segs[0]);
+            if !local_var && (self.r.resolve(self.ctx(), &up, false).is_some() || (up.segs[0] == "Self" && self.self_ty.is_some())) {
+                self.calls.resolved += 1;
+            }
         }
         if self.special_call(c) {
             for a in &c.args {
@@ -1273,6 +1455,10 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             }
         }
         let ty = self.type_of(root);
+        self.calls.total += chain.len() as u64;
+        if ty.is_some() {
+            self.calls.resolved += chain.len() as u64;
+        }
         for link in chain.iter().rev() {
             let name = link.method.to_string();
             match &ty {
