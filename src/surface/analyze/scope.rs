@@ -70,6 +70,10 @@ pub(crate) struct Binding {
 #[derive(Debug, Default)]
 pub(crate) struct NameScope {
     pub names: HashMap<String, Binding>,
+    /// A second binding of a name already in `names`, from the other namespace: a function
+    /// or its import beside a module of the same name (tokio's `mod write; pub use
+    /// self::write::write;`). The last segment of a path in an expression prefers it.
+    pub values: HashMap<String, Binding>,
     /// `use path::*`, with whether it is `pub`.
     pub globs: Vec<(UsePath, bool)>,
     /// `use path as _` (traits brought into scope).
@@ -83,13 +87,16 @@ impl NameScope {
             E::Vacant(v) => {
                 v.insert(b);
             }
-            // Items defined here win over imports of the same name (rustc would need them in
-            // different namespaces; for paths the item is what matters).
+            // Items defined here win over imports of the same name; the other one is kept as
+            // the name's binding in the other namespace.
             E::Occupied(mut o) => {
                 let old_import = matches!(o.get().kind, BindKind::Import(_) | BindKind::ExternCrate(_));
                 let new_def = !matches!(b.kind, BindKind::Import(_) | BindKind::ExternCrate(_));
-                if old_import && new_def {
-                    o.insert(b);
+                let loser = if old_import && new_def { o.insert(b) } else { b };
+                let key = o.key().clone();
+                let module_or_type = |k: &BindKind| matches!(k, BindKind::Mod(_) | BindKind::Alias(_) | BindKind::ExternCrate(_));
+                if !module_or_type(&loser.kind) {
+                    self.values.entry(key).or_insert(loser);
                 }
             }
         }
@@ -605,6 +612,15 @@ impl<'a> Resolver<'a> {
 
     /// Look `segs[0]` up among the names of module `m` (and, failing that, its globs).
     fn lookup_in(&self, m: ModId, segs: &[String], spec: bool) -> Option<(Res, usize)> {
+        // The last segment of a path in an expression: a function before a module of the same
+        // name.
+        if segs.len() == 1
+            && !spec
+            && let Some(b) = self.scopes[m].values.get(&segs[0])
+            && let Some(r) = self.binding_res(Ctx { module: m, layers: &[] }, b, &segs[0])
+        {
+            return Some((r, 1));
+        }
         if let Some(r) = self.lookup_exact(m, &segs[0]) {
             return Some((r, 1));
         }
@@ -1006,7 +1022,8 @@ impl<'a> Resolver<'a> {
                 out.entry(format!("{public}::{}", &k[sub.len()..])).or_insert_with(|| s.clone());
             }
         };
-        let mut names: Vec<(&String, &Binding)> = self.scopes[m].names.iter().filter(|(_, b)| b.public).collect();
+        let mut names: Vec<(&String, &Binding)> =
+            self.scopes[m].names.iter().chain(self.scopes[m].values.iter()).filter(|(_, b)| b.public).collect();
         names.sort_by(|a, b| a.0.cmp(b.0));
         for (name, b) in names {
             let key = join(name);
@@ -1125,7 +1142,8 @@ impl<'a> Resolver<'a> {
         }
         let join = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}::{name}") };
         let ctx = Ctx { module: m, layers: &[] };
-        let mut names: Vec<(&String, &Binding)> = self.scopes[m].names.iter().filter(|(_, b)| b.public).collect();
+        let mut names: Vec<(&String, &Binding)> =
+            self.scopes[m].names.iter().chain(self.scopes[m].values.iter()).filter(|(_, b)| b.public).collect();
         names.sort_by(|a, b| a.0.cmp(b.0));
         for (name, b) in names {
             let key = join(name);
