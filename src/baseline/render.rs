@@ -139,7 +139,7 @@ fn human_widening(out: &mut String, w: &Widening, origin: &str, explain: bool) {
                 escape::line(&e.crate_name),
                 escape::line(&e.version),
                 escape::line(&place(e)),
-                escape::line(&e.finding.path),
+                escape::line(&e.finding.path_and_chain()),
                 scope_note(e),
             );
             if explain && !e.via.is_empty() {
@@ -203,7 +203,7 @@ pub fn markdown(o: &CheckOutcome) -> String {
                         md(&e.crate_name),
                         md(&e.version),
                         md(&place(e)),
-                        md(&e.finding.path),
+                        md(&e.finding.path_and_chain()),
                         via.join(" → "),
                     );
                 }
@@ -292,6 +292,9 @@ struct JsonFinding<'a> {
     line: u32,
     column: u32,
     path: &'a str,
+    /// Through a dependency's API: the hops down to where the capability is used.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    chain: &'a [crate::surface::Hop],
     via: &'a [String],
 }
 
@@ -329,6 +332,7 @@ pub fn json(o: &CheckOutcome) -> String {
                         line: e.finding.line,
                         column: e.finding.column,
                         path: &e.finding.path,
+                        chain: &e.finding.chain,
                         via: &e.via,
                     })
                     .collect(),

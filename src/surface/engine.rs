@@ -17,7 +17,8 @@ use sha2::{Digest, Sha256};
 use super::analyze::{self, CrateAnalysis, CrateInput, Edition, Exports};
 use super::cache::ResultCache;
 use super::cfg::CfgEnv;
-use super::model::{Capability, CrateSurface, Finding, ProgramSurface, Scope, Surface};
+use super::analyze::summary::CARRIED;
+use super::model::{CallStats, Capability, CrateSurface, Finding, ProgramSurface, Reached, Scope, Surface};
 use super::rules::Rules;
 use crate::package::{self, FileTree, Limits};
 use crate::registry::{BatchError, FetchOptions, Fetcher, PackageRef};
@@ -742,9 +743,26 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
     for prog in &graph.programs {
         // Crates by (name, version): findings of all their units (lib, build script).
         let mut crates: BTreeMap<(String, String), CrateSurface> = BTreeMap::new();
+        // What the program's own code reaches of its dependencies, by (crate, version).
+        let mut reached: BTreeMap<(String, String), BTreeSet<Capability>> = BTreeMap::new();
+        let mut calls = CallStats::default();
+        let mut lib_names: BTreeMap<(String, String), String> = BTreeMap::new();
         for (unit_idx, path) in graph.reachable(prog) {
             let unit = &graph.units[unit_idx];
             let a = &analyses[unit_idx];
+            if matches!(unit.kind, UnitKind::Lib | UnitKind::ProcMacro) {
+                lib_names.insert(key_of(&unit.package), unit.crate_name.clone());
+            }
+            if unit.package == prog.package && matches!(unit.kind, UnitKind::Lib | UnitKind::Bin) {
+                calls.total += a.calls.total;
+                calls.resolved += a.calls.resolved;
+                for f in a.findings.iter().filter(|f| f.scope == Scope::Runtime) {
+                    for h in &f.chain {
+                        // Hops name the crate as the code does (its lib's crate name).
+                        reached.entry((h.krate.clone(), h.version.clone())).or_default().insert(f.capability);
+                    }
+                }
+            }
             // A program's own bin and lib both belong to its package.
             let key = (unit.package.name.clone(), unit.package.version.clone());
             let via: Vec<String> = {
@@ -789,11 +807,39 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
             .iter()
             .flat_map(|c| c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability))
             .collect();
+        let reached_from_program = list
+            .iter()
+            .filter(|c| (c.name.as_str(), c.version.as_str()) != (prog.package.name.as_str(), prog.package.version.as_str()))
+            .filter_map(|c| {
+                let capabilities: BTreeSet<Capability> = c
+                    .findings
+                    .iter()
+                    .filter(|f| f.scope == Scope::Runtime && CARRIED.contains(&f.capability))
+                    .map(|f| f.capability)
+                    .collect();
+                if capabilities.is_empty() {
+                    return None;
+                }
+                let got = lib_names
+                    .get(&(c.name.clone(), c.version.clone()))
+                    .and_then(|lib| reached.get(&(lib.clone(), c.version.clone())))
+                    .cloned()
+                    .unwrap_or_default();
+                Some(Reached {
+                    krate: c.name.clone(),
+                    version: c.version.clone(),
+                    reached: got.intersection(&capabilities).copied().collect(),
+                    capabilities,
+                })
+            })
+            .collect();
         programs.push(ProgramSurface {
             name: prog.name.clone(),
             package: prog.package.name.clone(),
             capabilities,
             crates: list,
+            reached_from_program,
+            calls,
         });
     }
     programs.sort_by(|a, b| (&a.name, &a.package).cmp(&(&b.name, &b.package)));

@@ -153,6 +153,17 @@ impl Hop {
 }
 
 impl Finding {
+    /// The finding's path and its chain, as one line: `tokio::fs::write -> std::fs::write
+    /// (tokio 1.54.1 src/fs/write.rs:106)`.
+    pub fn path_and_chain(&self) -> String {
+        let mut s = self.path.clone();
+        for h in &self.chain {
+            s.push_str(" -> ");
+            s.push_str(&h.display());
+        }
+        s
+    }
+
     /// Whether the finding is part of what the program itself can do: run-time findings, and
     /// the build-time kinds (`build.script`, `build.proc-macro`, `build.native`) that say the
     /// program's build runs code. What a build script or proc macro does while building is the
@@ -190,6 +201,35 @@ pub struct ProgramSurface {
     /// Every crate compiled into the program (an empty `capabilities` when it shows none),
     /// sorted by name then version.
     pub crates: Vec<CrateSurface>,
+    /// Informational, not gated: for every dependency with run-time capabilities that calls
+    /// can carry, which of them the program's own code reaches through resolved calls (the
+    /// chains of its findings), sorted by name then version.
+    #[serde(default)]
+    pub reached_from_program: Vec<Reached>,
+    /// The calls in the program's own code (its bin and lib), and how many name a known callee.
+    #[serde(default)]
+    pub calls: CallStats,
+}
+
+/// One dependency's capabilities, and those of them the program's own code reaches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reached {
+    #[serde(rename = "crate")]
+    pub krate: String,
+    pub version: String,
+    /// The crate's run-time capabilities of the kinds calls carry (file system, network,
+    /// processes, environment, FFI, dynamic loading).
+    pub capabilities: BTreeSet<Capability>,
+    /// Those of them a chain from the program's own code passes through this crate with.
+    pub reached: BTreeSet<Capability>,
+}
+
+/// How many of a crate's calls name a known callee (a function or method of the crate, of
+/// a dependency or of std): how much of its code a reachability analysis could follow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallStats {
+    pub total: u64,
+    pub resolved: u64,
 }
 
 /// Every program of a workspace.

@@ -102,11 +102,11 @@ fn section(out: &mut String, p: &ProgramSurface, cap: Capability, indent: &str, 
             escape::line(&first.file),
             first.line,
             first.column,
-            escape::line(&first.path)
+            escape::line(&first.path_and_chain())
         );
         if verbose {
             for f in &findings[1..] {
-                let _ = writeln!(out, "{indent}  {}:{}:{} {}", escape::line(&f.file), f.line, f.column, escape::line(&f.path));
+                let _ = writeln!(out, "{indent}  {}:{}:{} {}", escape::line(&f.file), f.line, f.column, escape::line(&f.path_and_chain()));
             }
         }
     }
@@ -156,6 +156,10 @@ pub fn explain(
                 f.column,
                 escape::line(&f.path)
             );
+            // Through a dependency's API: each hop, down to where the capability is used.
+            for h in &f.chain {
+                let _ = writeln!(out, "      -> {}", escape::line(&h.display()));
+            }
             if let Some(src) = excerpt(&c.name, &c.version, &f.file, f.line) {
                 let _ = writeln!(out, "  {:>5} | {}", f.line, escape::source(src.trim_end()));
             }

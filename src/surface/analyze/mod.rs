@@ -186,7 +186,7 @@ pub struct CrateAnalysis {
     pub files: Vec<String>,
     /// The crate's calls, and how many name a known callee.
     #[serde(default)]
-    pub calls: visit::CallStats,
+    pub calls: crate::surface::model::CallStats,
 }
 
 /// Analyze one crate target.

@@ -16,7 +16,7 @@ use super::summary::{self, CallGraph};
 use super::oracle::{CfgEval, RuleSource};
 use super::scope::{Ctx, NameScope, Res, Resolver, Target, UsePath};
 use crate::package::FileTree;
-use crate::surface::model::{Capability, Hop};
+use crate::surface::model::{CallStats, Capability, Hop};
 
 /// Macros whose arguments are comma-separated expressions (the format string is one).
 const EXPR_MACROS: &[&str] = &[
@@ -76,14 +76,6 @@ pub(crate) struct Analyzer<'a> {
     pub version: Rc<str>,
     /// Calls visited, and those whose callee is known.
     pub calls: CallStats,
-}
-
-/// How many of a crate's calls name a known callee (a function or method of the crate, of
-/// a dependency or of std): how much of its code a reachability analysis could follow.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct CallStats {
-    pub total: u64,
-    pub resolved: u64,
 }
 
 /// Where a macro invocation stands, which decides what its expansion must parse as.
