@@ -23,7 +23,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
-use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 
 use super::mbe::{Budget, DefError, Edition, ExpandError, MacroRules};
 use super::{ExportedMacro, Exports};
@@ -441,8 +441,93 @@ fn camel(s: &str) -> String {
     }).collect()
 }
 
+/// Parse an expansion with `p`; if that fails, once more with the block-like fragments at
+/// statement starts unwrapped (see [`unwrap_block_like`]).
+fn parse_expansion<T>(ts: TokenStream, p: impl Fn(syn::parse::ParseStream) -> syn::Result<T>) -> syn::Result<T> {
+    match syn::parse::Parser::parse2(&p, ts.clone()) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let mut changed = false;
+            let again = unwrap_block_like(ts, &mut changed);
+            if !changed {
+                return Err(e);
+            }
+            syn::parse::Parser::parse2(&p, again).map_err(|_| e)
+        }
+    }
+}
+
+/// Where rustc parses an interpolated expression that is block-like (`{ .. }`, `if`, `match`,
+/// `loop`, `while`, `for`, `unsafe { .. }`, a labelled loop) at the start of a statement, it
+/// ends the statement without a `;`, as written code does: `$body $i += 1;` with
+/// `$body = { .. }` is two statements. syn sees the invisible group and asks for a `;`. This
+/// unwraps such groups (in every nested group too) where the next token cannot continue the
+/// expression (the end, `;`, an identifier, a literal, a `{ }` or invisible group, `#`, a
+/// label), which parses as rustc does.
+pub(crate) fn unwrap_block_like(ts: TokenStream, changed: &mut bool) -> TokenStream {
+    let tts: Vec<TokenTree> = ts.into_iter().collect();
+    let mut out: Vec<TokenTree> = Vec::with_capacity(tts.len());
+    let mut boundary = true;
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => {
+                let inner = unwrap_block_like(g.stream(), changed);
+                if g.delimiter() == Delimiter::None && boundary && ends_statement(tts.get(i + 1)) && is_block_like(&inner) {
+                    *changed = true;
+                    out.extend(inner);
+                    boundary = true;
+                    continue;
+                }
+                boundary = g.delimiter() == Delimiter::Brace;
+                let mut ng = Group::new(g.delimiter(), inner);
+                ng.set_span(g.span());
+                out.push(TokenTree::Group(ng));
+            }
+            TokenTree::Punct(p) => {
+                boundary = p.as_char() == ';';
+                out.push(tt.clone());
+            }
+            _ => {
+                boundary = false;
+                out.push(tt.clone());
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+fn ends_statement(next: Option<&TokenTree>) -> bool {
+    match next {
+        None | Some(TokenTree::Ident(_)) | Some(TokenTree::Literal(_)) => true,
+        Some(TokenTree::Group(g)) => matches!(g.delimiter(), Delimiter::Brace | Delimiter::None),
+        Some(TokenTree::Punct(p)) => matches!(p.as_char(), ';' | '#' | '\''),
+    }
+}
+
+fn is_block_like(ts: &TokenStream) -> bool {
+    let first = ts.clone().into_iter().next();
+    let plausible = match &first {
+        Some(TokenTree::Group(g)) => g.delimiter() == Delimiter::Brace,
+        Some(TokenTree::Ident(i)) => matches!(i.to_string().as_str(), "if" | "match" | "loop" | "while" | "for" | "unsafe"),
+        Some(TokenTree::Punct(p)) => p.as_char() == '\'',
+        _ => false,
+    };
+    plausible
+        && matches!(
+            syn::parse2::<syn::Expr>(ts.clone()),
+            Ok(syn::Expr::Block(_)
+                | syn::Expr::If(_)
+                | syn::Expr::Match(_)
+                | syn::Expr::Loop(_)
+                | syn::Expr::While(_)
+                | syn::Expr::ForLoop(_)
+                | syn::Expr::Unsafe(_))
+        )
+}
+
 fn parse_all<T>(ts: TokenStream, what: &'static str, f: impl Fn(syn::parse::ParseStream) -> syn::Result<T>) -> Result<Vec<T>, ExpandFailure> {
-    syn::parse::Parser::parse2(
+    parse_expansion(
+        ts,
         |input: syn::parse::ParseStream| {
             let mut out = Vec::new();
             while !input.is_empty() {
@@ -455,7 +540,6 @@ fn parse_all<T>(ts: TokenStream, what: &'static str, f: impl Fn(syn::parse::Pars
             }
             Ok(out)
         },
-        ts,
     )
     .map_err(|e| ExpandFailure::Parse { what, error: e.to_string() })
 }
@@ -477,22 +561,19 @@ pub(crate) fn parse_foreign_items(ts: TokenStream) -> Result<Vec<syn::ForeignIte
 }
 
 pub(crate) fn parse_stmts(ts: TokenStream) -> Result<Vec<syn::Stmt>, ExpandFailure> {
-    syn::parse::Parser::parse2(syn::Block::parse_within, ts)
+    parse_expansion(ts, syn::Block::parse_within)
         .map_err(|e| ExpandFailure::Parse { what: "statements", error: e.to_string() })
 }
 
 /// An expansion in expression position: one expression (a trailing `;` is ignored, as rustc
 /// does with a warning).
 pub(crate) fn parse_expr(ts: TokenStream) -> Result<syn::Expr, ExpandFailure> {
-    syn::parse::Parser::parse2(
-        |input: syn::parse::ParseStream| {
-            let e: syn::Expr = input.parse()?;
-            if input.peek(syn::Token![;]) {
-                input.parse::<syn::Token![;]>()?;
-            }
-            Ok(e)
-        },
-        ts,
-    )
+    parse_expansion(ts, |input: syn::parse::ParseStream| {
+        let e: syn::Expr = input.parse()?;
+        if input.peek(syn::Token![;]) {
+            input.parse::<syn::Token![;]>()?;
+        }
+        Ok(e)
+    })
     .map_err(|e| ExpandFailure::Parse { what: "an expression", error: e.to_string() })
 }

@@ -150,3 +150,48 @@ fn a_dependency_glob_does_not_hide_crates_or_std() {
     let got: Vec<String> = out.findings.iter().map(|f| format!("{} {}:{} {}", f.capability, f.line, f.column, f.path)).collect();
     assert_eq!(got, ["fs.read 2:48 std::fs::read", "fs.write 2:14 std::fs::write"]);
 }
+
+#[test]
+fn block_like_fragments_end_their_statement_as_rustc_parses_them() {
+    // http's `probe_loop!` and icu_normalizer's `decomposing_normalize_to!`: an `expr` or
+    // `block` fragment that is a block, followed by more statements without a `;`.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"macro_rules! probe {
+    ($label:tt: $i:ident < $len:expr, $body:expr) => {
+        $label: loop {
+            if $i < $len {
+                $body
+                $i += 1;
+            } else {
+                $i = 0;
+            }
+        }
+    };
+}
+macro_rules! method {
+    ($name:ident, $prolog:block, $fast:block) => {
+        pub fn $name(&self) {
+            $prolog
+            let _x = 1;
+            $fast
+        }
+    };
+}
+pub struct S;
+impl S {
+    method!(go, { std::fs::write("a", "b").ok(); }, { std::process::Command::new("sh"); });
+}
+pub fn f(mut i: usize) {
+    probe!('p: i < 3, {
+        std::env::var("X").ok();
+        if i == 2 { break 'p; }
+    });
+}
+"#,
+    )]);
+    assert!(got.iter().any(|f| f.starts_with("fs.write src/lib.rs:24:") && f.ends_with("std::fs::write")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("process.spawn src/lib.rs:24:")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:28:") && f.ends_with("std::env::var")), "{got:?}");
+    assert!(!got.iter().any(|f| f.starts_with("unanalyzed")), "{got:?}");
+}
