@@ -24,10 +24,11 @@ use crate::package::{self, FileTree, Limits};
 use crate::registry::{BatchError, FetchOptions, Fetcher, PackageRef};
 use crate::workspace::{Graph, PackageId, Unit, UnitKind, Workspace};
 
-/// Bumped whenever the analyzer or the rules change what they find: part of every cache key.
-/// Bump the suffix with every change to the analyzer's behaviour; the rules in force are
+/// Which analyzer made a result: part of every cache key. The version, and a digest of the
+/// analyzer's source (src/surface and data/, taken by build.rs), so that a changed analyzer
+/// never reads what an older one cached; the rules in force (the overlay too) are
 /// fingerprinted separately.
-pub const ANALYZER_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+analyzer-4");
+pub const ANALYZER_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("VELARIS_ANALYZER_DIGEST"));
 
 /// The default target.
 pub const DEFAULT_TARGET: &str = "x86_64-unknown-linux-gnu";

@@ -1,0 +1,48 @@
+//! Fingerprints the analyzer's source (src/surface, data/) into `VELARIS_ANALYZER_DIGEST`, part
+//! of every analysis cache key: a changed analyzer never reads results an older one cached.
+//! Reads files only; builds and runs nothing.
+
+use std::hash::Hasher;
+use std::path::Path;
+
+fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+fn main() {
+    let mut files = Vec::new();
+    for d in ["src/surface", "data"] {
+        println!("cargo:rerun-if-changed={d}");
+        walk(Path::new(d), &mut files);
+    }
+    files.sort();
+    // FNV-1a, 64 bits: stable across toolchains, and enough to tell builds apart.
+    struct Fnv(u64);
+    impl Hasher for Fnv {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for b in bytes {
+                self.0 ^= u64::from(*b);
+                self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+            }
+        }
+    }
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    for f in &files {
+        h.write(f.to_string_lossy().as_bytes());
+        h.write(&[0]);
+        h.write(&std::fs::read(f).unwrap_or_default());
+        h.write(&[0]);
+    }
+    println!("cargo:rustc-env=VELARIS_ANALYZER_DIGEST={:016x}", h.finish());
+}
