@@ -46,6 +46,8 @@ fn program(name: &str, package: &str, crates: Vec<CrateSurface>) -> ProgramSurfa
             .flat_map(|c| c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability))
             .collect(),
         crates,
+        reached_from_program: Vec::new(),
+        calls: Default::default(),
     }
 }
 
