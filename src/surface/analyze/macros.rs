@@ -468,7 +468,10 @@ pub(crate) fn unwrap_block_like(ts: TokenStream, changed: &mut bool) -> TokenStr
     let tts: Vec<TokenTree> = ts.into_iter().collect();
     let mut out: Vec<TokenTree> = Vec::with_capacity(tts.len());
     let mut boundary = true;
+    // An outer attribute (`#[cfg(..)]`) at a statement start keeps it one.
+    let mut attr = false;
     for (i, tt) in tts.iter().enumerate() {
+        let after_attr = std::mem::take(&mut attr);
         match tt {
             TokenTree::Group(g) => {
                 let inner = unwrap_block_like(g.stream(), changed);
@@ -478,13 +481,14 @@ pub(crate) fn unwrap_block_like(ts: TokenStream, changed: &mut bool) -> TokenStr
                     boundary = true;
                     continue;
                 }
-                boundary = g.delimiter() == Delimiter::Brace;
+                boundary = g.delimiter() == Delimiter::Brace || (after_attr && g.delimiter() == Delimiter::Bracket);
                 let mut ng = Group::new(g.delimiter(), inner);
                 ng.set_span(g.span());
                 out.push(TokenTree::Group(ng));
             }
             TokenTree::Punct(p) => {
-                boundary = p.as_char() == ';';
+                attr = boundary && p.as_char() == '#';
+                boundary = p.as_char() == ';' || attr;
                 out.push(tt.clone());
             }
             _ => {

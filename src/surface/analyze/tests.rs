@@ -153,7 +153,8 @@ fn a_dependency_glob_does_not_hide_crates_or_std() {
 
 #[test]
 fn block_like_fragments_end_their_statement_as_rustc_parses_them() {
-    // http's `probe_loop!` and icu_normalizer's `decomposing_normalize_to!`: an `expr` or
+    // http's `probe_loop!`, icu_normalizer's `decomposing_normalize_to!`, cpufeatures'
+    // `__unless_target_features!`: an `expr` or
     // `block` fragment that is a block, followed by more statements without a `;`.
     let got = run(&[(
         "src/lib.rs",
@@ -178,6 +179,23 @@ macro_rules! method {
         }
     };
 }
+macro_rules! unless {
+    ($($tf:tt),+ => $body:expr) => {{
+        #[cfg(not(all($(target_feature = $tf,)*)))]
+        {
+            #[cfg(not(target_os = "none"))]
+            $body
+
+            #[cfg(target_os = "none")]
+            false
+        }
+        #[cfg(all($(target_feature = $tf,)*))]
+        true
+    }};
+}
+pub fn g() -> bool {
+    unless!("sha", "sse2" => { std::fs::read("/etc/hosts").is_ok() })
+}
 pub struct S;
 impl S {
     method!(go, { std::fs::write("a", "b").ok(); }, { std::process::Command::new("sh"); });
@@ -190,8 +208,10 @@ pub fn f(mut i: usize) {
 }
 "#,
     )]);
-    assert!(got.iter().any(|f| f.starts_with("fs.write src/lib.rs:24:") && f.ends_with("std::fs::write")), "{got:?}");
-    assert!(got.iter().any(|f| f.starts_with("process.spawn src/lib.rs:24:")), "{got:?}");
-    assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:28:") && f.ends_with("std::env::var")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("fs.write src/lib.rs:41:") && f.ends_with("std::fs::write")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("process.spawn src/lib.rs:41:")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:45:") && f.ends_with("std::env::var")), "{got:?}");
+    // cpufeatures' `__unless_target_features!`: the block after an attribute.
+    assert!(got.iter().any(|f| f.starts_with("fs.read src/lib.rs:37:") && f.ends_with("std::fs::read")), "{got:?}");
     assert!(!got.iter().any(|f| f.starts_with("unanalyzed")), "{got:?}");
 }
