@@ -160,6 +160,15 @@ pub struct Exports {
     /// (`fs::write`, `net::TcpListener::bind`): callers get it at their call site.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub summaries: BTreeMap<String, summary::Summary>,
+    /// What the crate's public functions and methods return, by public path: one of its own
+    /// types as `crate::` and a public path of it, another type as it resolved
+    /// (`std::fs::File`). Callers use it to know the type of a result they call methods on.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub returns: BTreeMap<String, String>,
+    /// The crate's public traits, by public path: a caller that imports one may call its
+    /// provided methods on values of any type.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub traits: std::collections::BTreeSet<String>,
 }
 
 /// A macro as another crate sees it.

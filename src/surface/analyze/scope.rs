@@ -292,6 +292,11 @@ pub(crate) struct Resolver<'a> {
     macro_memo: RefCell<HashMap<(ModId, String), Option<MacroRef>>>,
     /// Field name → the known types of struct fields with that name, crate-wide.
     pub field_types: HashMap<String, Vec<String>>,
+    /// Function or method key (`crate::a::f`, `crate::a::Client::send`) → the type key of
+    /// what it returns, where the signature names one (see [`Resolver::value_type`]).
+    pub returns: BTreeMap<String, String>,
+    /// The keys of the crate's traits (`crate::io::Journal`).
+    pub local_traits: HashSet<String>,
 }
 
 const MAX_DEPTH: u32 = 48;
@@ -350,6 +355,8 @@ impl<'a> Resolver<'a> {
             depth: Cell::new(0),
             macro_memo: RefCell::new(HashMap::new()),
             field_types: HashMap::new(),
+            returns: BTreeMap::new(),
+            local_traits: HashSet::new(),
         };
         // Root `extern crate x as y;` also enter the extern prelude.
         let roots: Vec<(String, String)> = r.scopes[ROOT]
@@ -365,7 +372,81 @@ impl<'a> Resolver<'a> {
             r.extern_prelude.insert(name, target);
         }
         r.field_types = r.collect_field_types(cfg);
+        let mut traits = HashSet::new();
+        r.returns = r.collect_returns(cfg, &mut traits);
+        r.local_traits = traits;
         r
+    }
+
+    /// What the crate's functions and methods return, by their keys, where the signature
+    /// names a type (module-level functions and `impl` blocks); and its traits' keys.
+    fn collect_returns(&self, cfg: &dyn CfgEval, traits: &mut HashSet<String>) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for (m, module) in self.modules.iter().enumerate() {
+            let ctx = Ctx { module: m, layers: &[] };
+            for e in &module.entries {
+                match &e.item {
+                    Item::Trait(t) => {
+                        traits.insert(Self::local_key(&self.local_path(m, &t.ident.unraw().to_string())));
+                    }
+                    Item::Fn(f) => {
+                        if let Some(t) = self.return_type(ctx, &f.sig.output, None) {
+                            out.insert(Self::local_key(&self.local_path(m, &f.sig.ident.unraw().to_string())), t);
+                        }
+                    }
+                    Item::Impl(i) => {
+                        let Some(ty) = self.type_key(ctx, &i.self_ty) else { continue };
+                        for it in &i.items {
+                            let syn::ImplItem::Fn(f) = it else { continue };
+                            if !super::attrs::holds(&f.attrs, cfg) {
+                                continue;
+                            }
+                            if let Some(t) = self.return_type(ctx, &f.sig.output, Some(&ty)) {
+                                out.insert(format!("{ty}::{}", f.sig.ident.unraw()), t);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// The type key of a function's result, if the signature names one.
+    pub fn return_type(&self, ctx: Ctx, output: &syn::ReturnType, self_ty: Option<&str>) -> Option<String> {
+        match output {
+            syn::ReturnType::Type(_, ty) => self.value_type(ctx, ty, self_ty, 0),
+            syn::ReturnType::Default => None,
+        }
+    }
+
+    /// The type methods are called on when a value of type `ty` is used: `Self` is the
+    /// `impl`'s type, and the wrappers that `?`, `.await`, `.unwrap()` or auto-deref take
+    /// off (`Result<T, E>`, `Option<T>`, `Box<T>`, `Arc<T>`, `Rc<T>`, `Poll<T>`, any
+    /// `Result<T>` alias) are looked through to `T`.
+    pub fn value_type(&self, ctx: Ctx, ty: &syn::Type, self_ty: Option<&str>, depth: u8) -> Option<String> {
+        if depth > 4 {
+            return None;
+        }
+        match ty {
+            syn::Type::Reference(r) => self.value_type(ctx, &r.elem, self_ty, depth + 1),
+            syn::Type::Paren(p) => self.value_type(ctx, &p.elem, self_ty, depth + 1),
+            syn::Type::Group(g) => self.value_type(ctx, &g.elem, self_ty, depth + 1),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let last = p.path.segments.last()?;
+                if p.path.segments.len() == 1 && last.ident == "Self" {
+                    return self_ty.map(str::to_string);
+                }
+                if matches!(last.ident.to_string().as_str(), "Result" | "Option" | "Box" | "Arc" | "Rc" | "Poll") {
+                    let syn::PathArguments::AngleBracketed(a) = &last.arguments else { return None };
+                    let Some(syn::GenericArgument::Type(inner)) = a.args.first() else { return None };
+                    return self.value_type(ctx, inner, self_ty, depth + 1);
+                }
+                self.type_key(ctx, ty)
+            }
+            _ => None,
+        }
     }
 
     fn extern_crate(&self, x: &str) -> Res {
@@ -934,7 +1015,8 @@ impl<'a> Resolver<'a> {
         self.macro_in(res, last, depth)
     }
 
-    /// The known traits (see [`KNOWN_TRAITS`]) imported in `scope`, resolved from module `m`.
+    /// The traits imported in `scope` whose methods the analysis knows: the known std ones
+    /// (see [`KNOWN_TRAITS`]), the crate's own and its dependencies' public ones.
     pub fn traits_of(&self, ctx: Ctx, scope: &NameScope) -> Vec<String> {
         let mut out = Vec::new();
         let imports = scope
@@ -946,7 +1028,25 @@ impl<'a> Resolver<'a> {
             })
             .chain(scope.anon.iter());
         for p in imports {
-            if let Some(Target::Path(segs)) = self.resolve(ctx, p, false).and_then(|r| self.finalize(r)) {
+            let r = self.resolve(ctx, p, false);
+            // The crate's own traits and its dependencies' public ones: their provided
+            // methods have summaries.
+            let own = match &r {
+                Some(Res::Local(segs)) => Some(Self::local_key(segs)).filter(|k| self.local_traits.contains(k)),
+                Some(Res::Dep { krate, rest }) => self
+                    .deps
+                    .get(krate)
+                    .filter(|ex| ex.traits.contains(&rest.join("::")))
+                    .map(|_| format!("{}::{}", self.crate_display(krate), rest.join("::"))),
+                _ => None,
+            };
+            if let Some(k) = own {
+                if !out.contains(&k) {
+                    out.push(k);
+                }
+                continue;
+            }
+            if let Some(Target::Path(segs)) = r.and_then(|r| self.finalize(r)) {
                 let s = segs.join("::");
                 if KNOWN_TRAITS.contains(&s.as_str()) && !out.contains(&s) {
                     out.push(s);
@@ -986,22 +1086,59 @@ impl<'a> Resolver<'a> {
         let mut seen = HashSet::new();
         self.export_macros(ROOT, "", 0, marker, &mut macros, &mut seen);
         let mut summaries = BTreeMap::new();
-        let mut seen = HashSet::new();
-        self.export_summaries(ROOT, "", 0, local, &mut summaries, &mut seen);
-        Exports { aliases, macros, crate_name: self.crate_name.to_string(), summaries }
+        self.export_map(ROOT, "", 0, local, &mut summaries, &mut HashSet::new(), &|ex: &Exports| &ex.summaries);
+        let returns = self.export_returns();
+        static NO_TRAITS: BTreeMap<String, ()> = BTreeMap::new();
+        let local_traits: BTreeMap<String, ()> = self.local_traits.iter().map(|t| (t.clone(), ())).collect();
+        let mut public_traits = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &local_traits, &mut public_traits, &mut HashSet::new(), &|_: &Exports| &NO_TRAITS);
+        let traits = public_traits.into_keys().collect();
+        Exports { aliases, macros, crate_name: self.crate_name.to_string(), summaries, returns, traits }
     }
 
-    /// The summaries of the crate's public API, by public path: public functions, statics and
+    /// What the public functions and methods return, by public path, as other crates can use
+    /// it: a type of this crate by one of its public paths (`crate::` and the path), another
+    /// type as it resolved (`std::fs::File`). A private type is left out.
+    fn export_returns(&self) -> BTreeMap<String, String> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        let local_types: BTreeMap<String, String> =
+            self.returns.values().filter(|t| t.starts_with("crate::")).map(|t| (t.clone(), t.clone())).collect();
+        let mut public_types = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &local_types, &mut public_types, &mut HashSet::new(), &|_: &Exports| &NONE);
+        // Local type → its shortest public path.
+        let mut by_type: HashMap<&str, &str> = HashMap::new();
+        for (public, t) in &public_types {
+            let e = by_type.entry(t.as_str()).or_insert(public.as_str());
+            if (public.len(), public.as_str()) < (e.len(), *e) {
+                *e = public.as_str();
+            }
+        }
+        let local: BTreeMap<String, String> = self
+            .returns
+            .iter()
+            .filter_map(|(f, t)| {
+                let t = if t.starts_with("crate::") { format!("crate::{}", by_type.get(t.as_str())?) } else { t.clone() };
+                Some((f.clone(), t))
+            })
+            .collect();
+        let mut out = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &local, &mut out, &mut HashSet::new(), &|_: &Exports| &NONE);
+        out
+    }
+
+    /// A map of local items (summaries, return types) by the crate's public paths: public functions, statics and
     /// constants, the methods of public types, and what is re-exported (local items under
     /// their new name, a dependency's under the re-export's).
-    fn export_summaries(
+    #[allow(clippy::too_many_arguments)]
+    fn export_map<V: Clone>(
         &self,
         m: ModId,
         prefix: &str,
         depth: usize,
-        local: &BTreeMap<String, Summary>,
-        out: &mut BTreeMap<String, Summary>,
+        local: &BTreeMap<String, V>,
+        out: &mut BTreeMap<String, V>,
         seen: &mut HashSet<(ModId, String)>,
+        of_dep: &dyn Fn(&Exports) -> &BTreeMap<String, V>,
     ) {
         const MAX_EXPORT_DEPTH: usize = 8;
         if depth > MAX_EXPORT_DEPTH || out.len() >= MAX_SUMMARIES || !seen.insert((m, prefix.to_string())) {
@@ -1010,7 +1147,7 @@ impl<'a> Resolver<'a> {
         let join = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}::{name}") };
         let ctx = Ctx { module: m, layers: &[] };
         // A local item at `key`, public as `public`: its summary and its members'.
-        let put_local = |key: &str, public: &str, out: &mut BTreeMap<String, Summary>| {
+        let put_local = |key: &str, public: &str, out: &mut BTreeMap<String, V>| {
             if let Some(s) = local.get(key) {
                 out.entry(public.to_string()).or_insert_with(|| s.clone());
             }
@@ -1028,9 +1165,9 @@ impl<'a> Resolver<'a> {
         for (name, b) in names {
             let key = join(name);
             match self.binding_res(ctx, b, name) {
-                Some(Res::Module(c)) => self.export_summaries(c, &key, depth + 1, local, out, seen),
+                Some(Res::Module(c)) => self.export_map(c, &key, depth + 1, local, out, seen, of_dep),
                 Some(Res::Local(p)) => put_local(&Self::local_key(&p), &key, out),
-                Some(Res::Dep { krate, rest }) => self.export_dep_summaries(&krate, &rest, &key, out),
+                Some(Res::Dep { krate, rest }) => self.export_dep_map(&krate, &rest, &key, out, of_dep),
                 _ => {}
             }
         }
@@ -1039,15 +1176,22 @@ impl<'a> Resolver<'a> {
                 continue;
             }
             match self.resolve(ctx, g, false) {
-                Some(Res::Module(c)) => self.export_summaries(c, prefix, depth + 1, local, out, seen),
-                Some(Res::Dep { krate, rest }) => self.export_dep_summaries(&krate, &rest, prefix, out),
+                Some(Res::Module(c)) => self.export_map(c, prefix, depth + 1, local, out, seen, of_dep),
+                Some(Res::Dep { krate, rest }) => self.export_dep_map(&krate, &rest, prefix, out, of_dep),
                 _ => {}
             }
         }
     }
 
     /// A re-export of `krate::rest` as `key`: the dependency's summaries at and below it.
-    fn export_dep_summaries(&self, krate: &str, rest: &[String], key: &str, out: &mut BTreeMap<String, Summary>) {
+    fn export_dep_map<V: Clone>(
+        &self,
+        krate: &str,
+        rest: &[String],
+        key: &str,
+        out: &mut BTreeMap<String, V>,
+        of_dep: &dyn Fn(&Exports) -> &BTreeMap<String, V>,
+    ) {
         let Some(ex) = self.deps.get(krate) else { return };
         let base = rest.join("::");
         let under = |k: &str| -> Option<String> {
@@ -1061,7 +1205,7 @@ impl<'a> Resolver<'a> {
                 (false, false) => format!("{key}::{sub}"),
             })
         };
-        for (k, s) in &ex.summaries {
+        for (k, s) in of_dep(ex) {
             if out.len() >= MAX_SUMMARIES {
                 break;
             }

@@ -215,3 +215,64 @@ pub fn f(mut i: usize) {
     assert!(got.iter().any(|f| f.starts_with("fs.read src/lib.rs:37:") && f.ends_with("std::fs::read")), "{got:?}");
     assert!(!got.iter().any(|f| f.starts_with("unanalyzed")), "{got:?}");
 }
+
+/// Analyze `dep` (crate `dep`), then `me` with `dep` as its dependency; `me`'s findings with
+/// their chains.
+fn run_two(dep: &str, me: &str) -> Vec<String> {
+    let rules = TestRules::small();
+    let cfg = TestCfg::linux(&[]);
+    let dep_tree: FileTree = [("src/lib.rs".to_string(), dep.as_bytes().to_vec())].into_iter().collect();
+    let none = BTreeMap::new();
+    let unit = Unit { crate_name: "dep", files: &dep_tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &none, edition: Edition::E2021, marker: "__velaris_crate_dep", version: "1.0.0" };
+    let dep_out = analyze_with(&unit, &cfg, &rules);
+    let deps: BTreeMap<String, Exports> = [("dep".to_string(), dep_out.exports)].into_iter().collect();
+    let tree: FileTree = [("src/lib.rs".to_string(), me.as_bytes().to_vec())].into_iter().collect();
+    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me", version: "0.1.0" };
+    let out = analyze_with(&unit, &cfg, &rules);
+    out.findings
+        .iter()
+        .map(|f| {
+            let chain: Vec<String> = f.chain.iter().map(|h| format!("{}@{}", h.path, h.line)).collect();
+            format!("{} {} {}", f.capability, f.line, [vec![f.path.clone()], chain].concat().join(" -> "))
+        })
+        .collect()
+}
+
+const CLIENT_CRATE: &str = r#"pub mod client {
+    pub struct Client;
+    pub struct ClientBuilder;
+    pub struct Request;
+    impl Client {
+        pub fn builder() -> ClientBuilder { ClientBuilder }
+        pub fn get(&self, _u: &str) -> Request { Request }
+        pub fn head(&self, _u: &str) -> Self { Client }
+    }
+    impl ClientBuilder {
+        pub fn build(self) -> Result<Client, ()> { Ok(Client) }
+    }
+    impl Request {
+        pub fn send(self) { let _ = std::fs::write("log", "sent"); }
+    }
+}
+pub use client::{Client, ClientBuilder};
+pub fn connect() -> Client { Client }
+"#;
+
+#[test]
+fn declared_return_types_carry_method_calls_across_crates() {
+    // `builder()` returns another type, `build()` a Result of a third, `get()` a fourth:
+    // each step's declared type, not the receiver's, is what the next method is looked up on.
+    let got = run_two(
+        CLIENT_CRATE,
+        "pub fn a() -> Result<(), ()> {\n    dep::Client::builder().build()?.get(\"u\").send();\n    Ok(())\n}\npub fn b() {\n    let c = dep::connect();\n    c.get(\"u\").send();\n}\n",
+    );
+    assert!(got.contains(&"fs.write 2 dep::client::Request::send -> std::fs::write@14".to_string()), "{got:?}");
+    assert!(got.contains(&"fs.write 7 dep::client::Request::send -> std::fs::write@14".to_string()), "{got:?}");
+}
+
+#[test]
+fn a_method_of_the_receiver_type_that_is_not_declared_there_carries_nothing() {
+    // The twin: `head()` returns `Self`, and `Client` has no `send`; nothing is reached.
+    let got = run_two(CLIENT_CRATE, "pub fn a() {\n    dep::Client::builder().build().unwrap().head(\"u\").get;\n    let c = dep::connect().head(\"u\");\n    c.send();\n}\n");
+    assert!(got.iter().all(|f| !f.starts_with("fs.write")), "{got:?}");
+}

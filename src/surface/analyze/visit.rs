@@ -14,7 +14,7 @@ use super::loader::{self, ModId, Sink};
 use super::macros::{self, MacroDefn, MacroRef, Textual};
 use super::summary::{self, CallGraph};
 use super::oracle::{CfgEval, RuleSource};
-use super::scope::{Ctx, NameScope, Res, Resolver, Target, UsePath};
+use super::scope::{Ctx, KNOWN_TRAITS, NameScope, Res, Resolver, Target, UsePath};
 use crate::package::FileTree;
 use crate::surface::model::{CallStats, Capability, Hop};
 
@@ -175,14 +175,15 @@ impl<'a> Analyzer<'a> {
 
     /// A dependency's item `rest` (a path inside extern `krate`) is used here: what its
     /// summary says it reaches, at this place.
-    fn use_dep(&mut self, krate: &str, rest: &[String], span: Span) {
+    fn use_dep(&mut self, krate: &str, rest: &[String], span: Span) -> bool {
         let key = rest.join("::");
-        let Some(summary) = self.r.deps().get(krate).and_then(|ex| ex.summaries.get(&key)) else { return };
+        let Some(summary) = self.r.deps().get(krate).and_then(|ex| ex.summaries.get(&key)) else { return false };
         let display = format!("{}::{key}", self.r.crate_display(krate));
         let caps: Vec<(Capability, Vec<Hop>)> = summary.caps.iter().map(|(c, h): (&Capability, &Vec<Hop>)| (*c, h.clone())).collect();
         for (cap, chain) in caps {
             self.add_via(cap, span, &display, &chain);
         }
+        true
     }
 
     /// The key of item `name` being defined in the current module (a function, a static).
@@ -278,6 +279,12 @@ impl<'a> Analyzer<'a> {
     }
 
     fn report_method(&mut self, ty: &str, method: &str, span: Span) {
+        self.report_method_of(ty, method, span, true);
+    }
+
+    /// `via_traits`: a dependency's type without a summary for the method may have it from
+    /// a trait in scope (a provided method): try the traits.
+    fn report_method_of(&mut self, ty: &str, method: &str, span: Span, via_traits: bool) {
         if ty.starts_with("crate::") {
             return self.use_local(format!("{ty}::{method}"), span);
         }
@@ -286,7 +293,13 @@ impl<'a> Analyzer<'a> {
         {
             let mut segs: Vec<String> = rest.split("::").map(str::to_string).collect();
             segs.push(method.to_string());
-            self.use_dep(&k, &segs, span);
+            if !self.use_dep(&k, &segs, span) && via_traits {
+                for t in self.traits_in_scope() {
+                    if t != ty && !KNOWN_TRAITS.contains(&t.as_str()) {
+                        self.report_method_of(&t, method, span, false);
+                    }
+                }
+            }
         }
         if let Some(caps) = self.rules.method(ty, method) {
             for c in caps {
@@ -297,13 +310,19 @@ impl<'a> Analyzer<'a> {
 
     /// A method on a receiver of unknown type: the known traits in scope.
     fn report_trait_method(&mut self, method: &str, span: Span) {
+        for t in self.traits_in_scope() {
+            self.report_method_of(&t, method, span, false);
+        }
+    }
+
+    fn traits_in_scope(&self) -> Vec<String> {
         let mut traits: Vec<String> = self.r.module_traits(self.module).to_vec();
         for t in self.layer_traits.iter().flatten() {
-            traits.push(t.clone());
+            if !traits.contains(t) {
+                traits.push(t.clone());
+            }
         }
-        for t in traits {
-            self.report_method(&t, method, span);
-        }
+        traits
     }
 
     /// The type of an expression, as far as method lookups care: locals with a known type,
@@ -315,9 +334,29 @@ impl<'a> Analyzer<'a> {
                 self.local_type(&p.path.segments[0].ident.unraw().to_string())
             }
             Expr::Call(c) => match &*c.func {
+                // `Self::new()` in an `impl`: what it is declared to return, else the type.
+                Expr::Path(f)
+                    if f.qself.is_none()
+                        && f.path.segments.len() == 2
+                        && f.path.segments[0].ident == "Self"
+                        && self.self_ty.is_some() =>
+                {
+                    let ty = self.self_ty.clone()?;
+                    let name = f.path.segments[1].ident.unraw().to_string();
+                    Some(self.method_return(&ty, &name).unwrap_or(ty))
+                }
                 Expr::Path(f) if f.qself.is_none() => {
                     let up = UsePath::from_path(&f.path);
-                    let returned = match self.r.resolve(self.ctx(), &up, true).and_then(|r| self.r.finalize(r)) {
+                    let res = self.r.resolve(self.ctx(), &up, true);
+                    let declared = match &res {
+                        Some(Res::Local(p)) => self.r.returns.get(&Resolver::local_key(p)).cloned(),
+                        Some(Res::Dep { krate, rest }) => self.dep_return(krate, &rest.join("::")),
+                        _ => None,
+                    };
+                    if declared.is_some() {
+                        return declared;
+                    }
+                    let returned = match res.and_then(|r| self.r.finalize(r)) {
                         Some(Target::Path(segs)) => self.rules.returns(&segs.join("::")),
                         _ => None,
                     };
@@ -329,12 +368,11 @@ impl<'a> Analyzer<'a> {
                 }
                 _ => None,
             },
+            // What the method is declared to return; else a builder chain: a method on a
+            // known type is assumed to return it (`.unwrap()`, `.await` and `?` keep it too).
             Expr::MethodCall(m) => {
-                let mut root: &Expr = &m.receiver;
-                while let Expr::MethodCall(inner) = root {
-                    root = &inner.receiver;
-                }
-                self.type_of(root)
+                let recv = self.type_of(&m.receiver)?;
+                Some(self.method_return(&recv, &m.method.unraw().to_string()).unwrap_or(recv))
             }
             Expr::Try(t) => self.type_of(&t.expr),
             Expr::Paren(p) => self.type_of(&p.expr),
@@ -352,6 +390,30 @@ impl<'a> Analyzer<'a> {
             },
             _ => None,
         }
+    }
+
+    /// What method `method` of type `ty` (a type key) is declared to return: the crate's own
+    /// signatures, a dependency's exported ones, the rules' `[[returns]]`.
+    fn method_return(&self, ty: &str, method: &str) -> Option<String> {
+        if ty.starts_with("crate::") {
+            return self.r.returns.get(&format!("{ty}::{method}")).cloned();
+        }
+        if let Some((first, rest)) = ty.split_once("::")
+            && let Some(k) = self.r.dep_key_of(first)
+            && let Some(t) = self.dep_return(k, &format!("{rest}::{method}"))
+        {
+            return Some(t);
+        }
+        self.rules.returns(&format!("{ty}::{method}"))
+    }
+
+    /// What a dependency's public function or method `key` returns, as a type key here.
+    fn dep_return(&self, krate: &str, key: &str) -> Option<String> {
+        let t = self.r.deps().get(krate)?.returns.get(key)?;
+        Some(match t.strip_prefix("crate::") {
+            Some(tail) => format!("{}::{tail}", self.r.crate_display(krate)),
+            None => t.clone(),
+        })
     }
 
     fn bind_pat(&mut self, p: &Pat, ty: Option<String>) {
@@ -1446,15 +1508,22 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
                 _ => break,
             }
         }
-        let ty = self.type_of(root);
+        // Each link's receiver: what the previous method is declared to return, else the
+        // same type (a builder chain).
+        let mut ty = self.type_of(root);
         self.calls.total += chain.len() as u64;
         if ty.is_some() {
             self.calls.resolved += chain.len() as u64;
         }
         for link in chain.iter().rev() {
-            let name = link.method.to_string();
+            let name = link.method.unraw().to_string();
             match &ty {
-                Some(t) => self.report_method(t, &name, link.method.span()),
+                Some(t) => {
+                    self.report_method(t, &name, link.method.span());
+                    if let Some(next) = self.method_return(t, &name) {
+                        ty = Some(next);
+                    }
+                }
                 None => self.report_trait_method(&name, link.method.span()),
             }
         }
