@@ -1070,6 +1070,14 @@ impl<'a> Resolver<'a> {
         self.traits[m].get_or_init(|| self.traits_of(Ctx { module: m, layers: &[] }, &self.scopes[m]))
     }
 
+    /// Module `m`'s public names (both namespaces), sorted.
+    fn public_bindings(&self, m: ModId) -> Vec<(&String, &Binding)> {
+        let mut names: Vec<(&String, &Binding)> =
+            self.scopes[m].names.iter().chain(self.scopes[m].values.iter()).filter(|(_, b)| b.public).collect();
+        names.sort_by(|a, b| a.0.cmp(b.0));
+        names
+    }
+
     /// What the crate exports: every `pub` path reachable from the root through `pub` modules
     /// and re-exports that names something outside the crate (an external path or a foreign
     /// item), a glob re-export of an external module as `prefix::*`; and its macros:
@@ -1159,10 +1167,7 @@ impl<'a> Resolver<'a> {
                 out.entry(format!("{public}::{}", &k[sub.len()..])).or_insert_with(|| s.clone());
             }
         };
-        let mut names: Vec<(&String, &Binding)> =
-            self.scopes[m].names.iter().chain(self.scopes[m].values.iter()).filter(|(_, b)| b.public).collect();
-        names.sort_by(|a, b| a.0.cmp(b.0));
-        for (name, b) in names {
+        for (name, b) in self.public_bindings(m) {
             let key = join(name);
             match self.binding_res(ctx, b, name) {
                 Some(Res::Module(c)) => self.export_map(c, &key, depth + 1, local, out, seen, of_dep),
@@ -1286,10 +1291,7 @@ impl<'a> Resolver<'a> {
         }
         let join = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}::{name}") };
         let ctx = Ctx { module: m, layers: &[] };
-        let mut names: Vec<(&String, &Binding)> =
-            self.scopes[m].names.iter().chain(self.scopes[m].values.iter()).filter(|(_, b)| b.public).collect();
-        names.sort_by(|a, b| a.0.cmp(b.0));
-        for (name, b) in names {
+        for (name, b) in self.public_bindings(m) {
             let key = join(name);
             match self.binding_res(ctx, b, name) {
                 Some(Res::Module(c)) => self.export_walk(c, &key, depth + 1, out, seen),
