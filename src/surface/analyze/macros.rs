@@ -343,12 +343,13 @@ pub(crate) fn hidden_code(ts: &TokenStream) -> Option<String> {
 }
 
 /// Whether a macro path names the `paste` crate's `paste!` (`paste!`, `paste::paste!`, and
-/// its older names `paste::item!` / `paste::expr!`), expanded by its exact rule.
+/// its older names `paste::item!` / `paste::expr!`), or the same in `pastey`, its maintained
+/// fork with the same syntax; expanded by its exact rule.
 pub(crate) fn is_paste(path: &syn::Path) -> bool {
     let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     match segs.as_slice() {
         [n] => n == "paste",
-        [k, n] => k == "paste" && matches!(n.as_str(), "paste" | "item" | "expr"),
+        [k, n] => matches!(k.as_str(), "paste" | "pastey") && matches!(n.as_str(), "paste" | "item" | "expr"),
         _ => false,
     }
 }

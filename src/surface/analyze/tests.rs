@@ -276,3 +276,27 @@ fn a_method_of_the_receiver_type_that_is_not_declared_there_carries_nothing() {
     let got = run_two(CLIENT_CRATE, "pub fn a() {\n    dep::Client::builder().build().unwrap().head(\"u\").get;\n    let c = dep::connect().head(\"u\");\n    c.send();\n}\n");
     assert!(got.iter().all(|f| !f.starts_with("fs.write")), "{got:?}");
 }
+
+#[test]
+fn paste_and_its_fork_pastey_join_identifiers() {
+    // av-scenechange's `cpu_function_lookup_table!`: a macro that re-invokes itself through
+    // `pastey::item!` with `[<$name _$key>]` identifiers as `expr` fragments.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"macro_rules! table {
+    ($name:ident, [$(($key:ident, $value:expr)),*]) => {
+        pub fn $name() { $( let _ = $value; let _ = stringify!($key); )* }
+    };
+    ($name:ident, [$($key:ident),*]) => {
+        pastey::item! { table!($name, [$(($key, [<$name _ $key>])),*]); }
+    };
+}
+#[allow(non_snake_case)]
+fn PUT_SSE() { std::fs::write("a", "b").ok(); }
+table!(PUT, [SSE]);
+paste::paste! { fn [<get_ env>]() { std::env::var("X").ok(); } }
+"#,
+    )]);
+    assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:12:")), "{got:?}");
+}
