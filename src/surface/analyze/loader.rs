@@ -817,17 +817,15 @@ impl<'a> Loader<'a> {
             }
         }
         let Some(target) = found else {
-            let tried = if candidates.is_empty() {
-                path_attr.clone().unwrap_or_default()
-            } else {
-                candidates.join(", ")
+            let why = match &path_attr {
+                // `#[path]` leading out of the package (`../../x.rs`, an absolute path): cargo
+                // would compile that file, but only the package's own files are read.
+                Some(p) if candidates.is_empty() => {
+                    format!("module file of `mod {name}` is outside the package and refused (#[path = {p:?}])")
+                }
+                _ => format!("module file of `mod {name}` not found (tried {})", candidates.join(", ")),
             };
-            self.sink.add(
-                Capability::Unanalyzed,
-                &file,
-                im.mod_token.span,
-                format!("module file of `mod {name}` not found (tried {tried})"),
-            );
+            self.sink.add(Capability::Unanalyzed, &file, im.mod_token.span, why);
             let dir = paths::join(&base.child_dir, &name).unwrap_or_default();
             self.new_module(parent, name, dir.clone(), dir, public);
             return scope;

@@ -300,3 +300,10 @@ paste::paste! { fn [<get_ env>]() { std::env::var("X").ok(); } }
     assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
     assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:12:")), "{got:?}");
 }
+
+#[test]
+fn a_path_attribute_out_of_the_package_is_refused_and_said_so() {
+    let got = run(&[("src/lib.rs", "#[path = \"../../outside.rs\"]\nmod o;\n#[path = \"missing.rs\"]\nmod m;\n")]);
+    assert!(got.iter().any(|f| f.starts_with("unanalyzed src/lib.rs:2:") && f.contains("`mod o` is outside the package and refused")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("unanalyzed src/lib.rs:4:") && f.contains("`mod m` not found (tried src/missing.rs)")), "{got:?}");
+}
