@@ -229,7 +229,7 @@ fn run_crate(
     spec: &CrateSpec,
     default_name: &str,
     features: &[String],
-    deps: BTreeMap<String, Exports>,
+    deps: BTreeMap<String, std::sync::Arc<Exports>>,
 ) -> CrateAnalysis {
     let features: BTreeSet<String> = features.iter().cloned().collect();
     let cfg = CfgEnv::for_target(TARGET, &features).unwrap();
@@ -292,7 +292,7 @@ fn run_fixture(case: &str) {
             let sub = spec.dir.clone().unwrap_or_else(|| panic!("{case}: [[crates]] needs dir"));
             let tree = load_tree(&dir.join(&sub));
             // `name` or `extern_name=name` (a dependency renamed in Cargo.toml).
-            let mut deps: BTreeMap<String, Exports> = spec
+            let mut deps: BTreeMap<String, std::sync::Arc<Exports>> = spec
                 .deps
                 .iter()
                 .map(|d| {

@@ -109,8 +109,16 @@ pub fn main() -> i32 {
 
 /// Write a rendered document to stdout; a closed pipe is not an error.
 pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
-    let mut out = anstream::stdout();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    // Text without an escape sequence has nothing for anstream to strip: written as it is
+    // (a 40 MB JSON document is not scanned byte by byte).
+    let written = if text.as_bytes().contains(&0x1b) {
+        let mut out = anstream::stdout();
+        out.write_all(text.as_bytes()).and_then(|_| out.flush())
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes()).and_then(|_| out.flush())
+    };
+    match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }

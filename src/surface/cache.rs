@@ -199,7 +199,7 @@ mod tests {
                 path: path.into(),
                 chain: Vec::new(),
             }],
-            exports: Exports::default(),
+            exports: Exports::default().into(),
             files: vec!["src/lib.rs".into()],
             ..CrateAnalysis::default()
         }

@@ -492,7 +492,7 @@ fn analyze_all(
             }
             analysis.findings.sort();
             analysis.findings.dedup();
-            let digest = exports_digest(&analysis.exports);
+            let digest = if analysis.exports_digest.is_empty() { exports_digest(&analysis.exports) } else { analysis.exports_digest.clone() };
             *results[i].lock().unwrap() = Some(Done { analysis: Arc::new(analysis), digest: Arc::from(digest.as_str()) });
         });
         if let Some(e) = err.into_inner().unwrap() {
@@ -600,7 +600,7 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
         unknown.extend(build_script_cfgs(text));
     }
     let cfg = base_cfg.with_features(&unit.features).with_unknown(unknown.iter().map(String::as_str));
-    let dep_map: BTreeMap<String, Exports> = deps.iter().map(|(n, d)| (n.clone(), d.analysis.exports.clone())).collect();
+    let dep_map: BTreeMap<String, std::sync::Arc<Exports>> = deps.iter().map(|(n, d)| (n.clone(), d.analysis.exports.clone())).collect();
     let input = CrateInput {
         crate_name: &unit.crate_name,
         files: &tree,
@@ -617,7 +617,8 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
     // crate is reported unanalyzed, which the ratchet counts like any capability.
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze::analyze(&input)));
     let analysis = match caught {
-        Ok(a) => {
+        Ok(mut a) => {
+            a.exports_digest = exports_digest(&a.exports);
             if let Some(k) = &cache_key {
                 cache.put(k, &a);
             }

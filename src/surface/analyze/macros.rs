@@ -123,7 +123,7 @@ pub(crate) struct Stats {
 
 /// The crate-wide macro state, shared by the loader, the resolver and the visitor.
 pub(crate) struct Expander<'a> {
-    deps: &'a BTreeMap<String, Exports>,
+    deps: &'a BTreeMap<String, std::sync::Arc<Exports>>,
     pub edition: Edition,
     budget: RefCell<Budget>,
     pub recursion_limit: Cell<usize>,
@@ -144,7 +144,7 @@ pub(crate) const DEFAULT_RECURSION_LIMIT: usize = 128;
 pub(crate) const MAX_RECURSION_LIMIT: usize = 1024;
 
 impl<'a> Expander<'a> {
-    pub fn new(deps: &'a BTreeMap<String, Exports>, edition: Edition) -> Self {
+    pub fn new(deps: &'a BTreeMap<String, std::sync::Arc<Exports>>, edition: Edition) -> Self {
         Expander {
             deps,
             edition,
@@ -160,7 +160,7 @@ impl<'a> Expander<'a> {
         }
     }
 
-    pub fn deps(&self) -> &'a BTreeMap<String, Exports> {
+    pub fn deps(&self) -> &'a BTreeMap<String, std::sync::Arc<Exports>> {
         self.deps
     }
 
@@ -237,7 +237,7 @@ impl<'a> Expander<'a> {
 /// An expander with no dependencies, for unit tests (leaked: tests are short-lived).
 #[cfg(test)]
 pub(crate) fn test_expander() -> &'static Expander<'static> {
-    let deps: &'static BTreeMap<String, Exports> = Box::leak(Box::new(BTreeMap::new()));
+    let deps: &'static BTreeMap<String, std::sync::Arc<Exports>> = Box::leak(Box::new(BTreeMap::new()));
     Box::leak(Box::new(Expander::new(deps, Edition::E2021)))
 }
 

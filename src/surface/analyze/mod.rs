@@ -131,7 +131,7 @@ pub struct CrateInput<'a> {
     /// Extern crate names visible to this crate (renames applied) → what they export; plus,
     /// under their markers, every crate whose macros can reach this one (what `$crate` in
     /// those macros names).
-    pub deps: &'a BTreeMap<String, Exports>,
+    pub deps: &'a BTreeMap<String, std::sync::Arc<Exports>>,
     pub rules: &'a Rules,
     /// The crate's edition (fragment specifiers and keywords depend on it).
     pub edition: Edition,
@@ -188,7 +188,8 @@ pub struct ExportedMacro {
 pub struct CrateAnalysis {
     /// Sorted (by the derived order of [`Finding`]) and deduplicated.
     pub findings: Vec<Finding>,
-    pub exports: Exports,
+    /// Shared: every dependent's analysis reads it.
+    pub exports: std::sync::Arc<Exports>,
     /// The source files analysed (package-relative, sorted): the module tree as compiled,
     /// with the modules macros declare and the files `include!` reads.
     #[serde(default)]
@@ -196,6 +197,11 @@ pub struct CrateAnalysis {
     /// The crate's calls, and how many name a known callee.
     #[serde(default)]
     pub calls: crate::surface::model::CallStats,
+    /// The sha256 of `exports` as JSON, part of dependents' cache keys: kept with a cached
+    /// result so that a warm run does not serialize every crate's exports again. Empty until
+    /// the engine sets it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub exports_digest: String,
 }
 
 /// Analyze one crate target.
@@ -228,7 +234,7 @@ pub(crate) struct Unit<'a> {
     pub files: &'a FileTree,
     pub root: &'a str,
     pub scope: Scope,
-    pub deps: &'a BTreeMap<String, Exports>,
+    pub deps: &'a BTreeMap<String, std::sync::Arc<Exports>>,
     pub edition: Edition,
     pub marker: &'a str,
     pub version: &'a str,
@@ -261,7 +267,7 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
     let mut files = loaded.files;
     files.sort();
     files.dedup();
-    CrateAnalysis { findings, exports, files, calls }
+    CrateAnalysis { findings, exports: std::sync::Arc::new(exports), files, calls, exports_digest: String::new() }
 }
 
 #[cfg(test)]

@@ -264,7 +264,7 @@ const STD_ROOTS: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
 /// What a [`Resolver`] is built from, besides the module tree and the macros.
 pub(crate) struct Parts<'a> {
     pub crate_name: &'a str,
-    pub deps: &'a BTreeMap<String, Exports>,
+    pub deps: &'a BTreeMap<String, std::sync::Arc<Exports>>,
     pub rules: &'a dyn RuleSource,
     pub cfg: &'a dyn CfgEval,
 }
@@ -281,7 +281,7 @@ pub(crate) struct Resolver<'a> {
     pub scopes: Vec<NameScope>,
     pub crate_name: &'a str,
     extern_prelude: HashMap<String, Res>,
-    deps: &'a BTreeMap<String, Exports>,
+    deps: &'a BTreeMap<String, std::sync::Arc<Exports>>,
     rules: &'a dyn RuleSource,
     pub ex: &'a Expander<'a>,
     memo: Vec<RefCell<HashMap<String, Option<Res>>>>,
@@ -323,7 +323,7 @@ impl<'a> Resolver<'a> {
     pub fn new(
         modules: &'a [Module],
         crate_name: &'a str,
-        deps: &'a BTreeMap<String, Exports>,
+        deps: &'a BTreeMap<String, std::sync::Arc<Exports>>,
         rules: &'a dyn RuleSource,
         cfg: &'a dyn CfgEval,
         ex: &'a Expander<'a>,
@@ -812,7 +812,7 @@ impl<'a> Resolver<'a> {
     }
 
     /// The dependencies this crate sees, by extern name or marker.
-    pub fn deps(&self) -> &BTreeMap<String, Exports> {
+    pub fn deps(&self) -> &BTreeMap<String, std::sync::Arc<Exports>> {
         self.deps
     }
 
@@ -1410,7 +1410,7 @@ mod tests {
 
     struct Fixture {
         loaded: super::super::loader::Loaded,
-        deps: BTreeMap<String, Exports>,
+        deps: BTreeMap<String, std::sync::Arc<Exports>>,
         rules: TestRules,
         cfg: TestCfg,
     }
@@ -1418,11 +1418,11 @@ mod tests {
     fn fixture(files: &[(&str, &str)], deps: &[(&str, &[(&str, &str)])]) -> Fixture {
         let tree: FileTree = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
         let cfg = TestCfg::linux(&[]);
-        let deps: BTreeMap<String, Exports> = deps
+        let deps: BTreeMap<String, std::sync::Arc<Exports>> = deps
             .iter()
             .map(|(k, al)| {
                 let aliases = al.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-                (k.to_string(), Exports { aliases, ..Exports::default() })
+                (k.to_string(), std::sync::Arc::new(Exports { aliases, ..Exports::default() }))
             })
             .collect();
         let rules = TestRules::small();
@@ -1544,7 +1544,7 @@ mod tests {
         );
         // A crate using this one through its exports.
         let mut deps = BTreeMap::new();
-        deps.insert("me".to_string(), ex);
+        deps.insert("me".to_string(), std::sync::Arc::new(ex));
         let g = Fixture { deps, ..fixture(&[("src/lib.rs", "use me::*;")], &[]) };
         let r2 = Resolver::new(&g.loaded.modules, "other", &g.deps, &g.rules, &g.cfg, test_expander());
         assert_eq!(resolve_in(&r2, ROOT, "me::write"), path("std::fs::write"));

@@ -144,7 +144,7 @@ fn a_dependency_glob_does_not_hide_crates_or_std() {
     .iter()
     .map(|(a, b)| (a.to_string(), b.to_string()))
     .collect();
-    deps.insert("wasm_bindgen".to_string(), Exports { aliases, ..Exports::default() });
+    deps.insert("wasm_bindgen".to_string(), std::sync::Arc::new(Exports { aliases, ..Exports::default() }));
     let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "m", version: "1.0.0" };
     let out = analyze_with(&unit, &TestCfg::linux(&[]), &TestRules::small());
     let got: Vec<String> = out.findings.iter().map(|f| format!("{} {}:{} {}", f.capability, f.line, f.column, f.path)).collect();
@@ -225,7 +225,7 @@ fn run_two(dep: &str, me: &str) -> Vec<String> {
     let none = BTreeMap::new();
     let unit = Unit { crate_name: "dep", files: &dep_tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &none, edition: Edition::E2021, marker: "__velaris_crate_dep", version: "1.0.0" };
     let dep_out = analyze_with(&unit, &cfg, &rules);
-    let deps: BTreeMap<String, Exports> = [("dep".to_string(), dep_out.exports)].into_iter().collect();
+    let deps: BTreeMap<String, std::sync::Arc<Exports>> = [("dep".to_string(), dep_out.exports)].into_iter().collect();
     let tree: FileTree = [("src/lib.rs".to_string(), me.as_bytes().to_vec())].into_iter().collect();
     let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me", version: "0.1.0" };
     let out = analyze_with(&unit, &cfg, &rules);
