@@ -388,6 +388,32 @@ fn packages_the_target_never_compiles_are_not_downloaded() {
     assert_eq!(w.reg.count(&dl), 1);
 }
 
+/// A path package with the name and version of a registry package in the same graph is its
+/// own package: analysed from disk, never given the registry package's source or cached result.
+#[test]
+fn a_path_package_named_like_a_registry_package_is_analysed_as_itself() {
+    let w = World::new();
+    let root = w.ws.path();
+    write(root, "vendor/netlib/Cargo.toml", &manifest("netlib", "1.0.0", "", ""));
+    write(root, "vendor/netlib/src/lib.rs", "pub fn get() {\n    let _ = std::process::Command::new(\"curl\").status();\n}\n");
+    write(root, "tool/Cargo.toml", &manifest("tool", "0.1.0", "spawner = \"2\"\nfslib = \"0.4\"\nnetlib = { path = \"../vendor/netlib\" }\n", ""));
+    write(root, "tool/src/main.rs", "fn main() {\n    netlib::get();\n    spawner::run();\n}\n");
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap();
+    let lock = lock
+        .replace("dependencies = [\"fslib\", \"netlib\"]", &format!("dependencies = [\"fslib\", \"netlib 1.0.0 ({CRATES_IO})\"]"))
+        .replace("dependencies = [\"fslib\", \"spawner\"]", "dependencies = [\"fslib\", \"netlib 1.0.0\", \"spawner\"]");
+    write(root, "Cargo.lock", &format!("{lock}\n[[package]]\nname = \"netlib\"\nversion = \"1.0.0\"\n"));
+    // Twice: the second run has the registry netlib's result in the cache.
+    for run in 0..2 {
+        let doc: Value = serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap();
+        let vendored = krate(program(&doc, "tool"), "netlib");
+        assert_eq!(caps(vendored), ["process.spawn"], "run {run}: {vendored:#}");
+        assert_eq!(vendored["findings"][0]["file"], "src/lib.rs", "run {run}");
+        let registry = krate(program(&doc, "app"), "netlib");
+        assert_eq!(caps(registry), ["net.connect"], "run {run}: {registry:#}");
+    }
+}
+
 /// The analysis cache entry of `crate_name`'s library (the one whose result names `needle`).
 fn cache_entry(w: &World, needle: &str) -> std::path::PathBuf {
     let dir = w.cache.path().join("surface");

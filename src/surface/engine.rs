@@ -192,9 +192,10 @@ fn pack(name: &str, version: &str, files: &FileTree) -> Vec<u8> {
 
 /// The registry packages of one run's graph, verified and checked against the unpacking rules.
 struct Sources {
-    crates: BTreeMap<(String, String), Arc<Crated>>,
-    /// The store key of each (the checksum for a registry package): part of the result cache key.
-    checksums: BTreeMap<(String, String), String>,
+    /// By store key (the checksum for a registry package, see [`SourceStore::key`]), never by
+    /// name and version: a path package or another registry's package of the same name and
+    /// version must not be taken for this one, nor get its cached result.
+    crates: BTreeMap<String, Arc<Crated>>,
 }
 
 fn unpack(name: &str, version: &str, bytes: &[u8]) -> Result<FileTree, SurfaceError> {
@@ -297,12 +298,11 @@ fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &Sour
         })?;
         let asked = asked.into_inner().unwrap();
         if asked.is_empty() {
-            let mut sources = Sources { crates: BTreeMap::new(), checksums: BTreeMap::new() };
+            let mut sources = Sources { crates: BTreeMap::new() };
             for u in &graph.units {
                 if let Some(key) = SourceStore::key(&u.package) {
                     if let Some(c) = store.get(&key) {
-                        sources.crates.insert(key_of(&u.package), c);
-                        sources.checksums.insert(key_of(&u.package), key);
+                        sources.crates.insert(key, c);
                     }
                 }
             }
@@ -572,7 +572,9 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
     }
     // Only registry packages are cached: their checksum names their source for good.
     let digests: Vec<(String, String)> = deps.iter().map(|(n, d)| (n.clone(), d.digest.to_string())).collect();
-    let cache_key = sources.checksums.get(&key_of(&unit.package)).map(|c| cache.key(c, unit, target, &digests));
+    // The store key of a package read from the store; a package on disk is never cached.
+    let store_key = SourceStore::key(&unit.package).filter(|k| unit.package_dir.is_none() && sources.crates.contains_key(k));
+    let cache_key = store_key.as_deref().map(|c| cache.key(c, unit, target, &digests));
     if let Some(hit) = cache_key.as_deref().and_then(|k| cache.get(k)) {
         return Ok(hit);
     }
@@ -586,7 +588,7 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
                 t
             }
         }
-    } else if let Some(c) = sources.crates.get(&key_of(&unit.package)) {
+    } else if let Some(c) = store_key.as_deref().and_then(|k| sources.crates.get(k)) {
         std::sync::Arc::new(unpack(&unit.package.name, &unit.package.version, &c.bytes)?)
     } else {
         let why = match unit.package.source.as_deref() {
@@ -734,7 +736,12 @@ pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, Surfac
         }
     }
     let findings = analyses.into_iter().map(|a| a.findings).collect();
-    let crates = sources.crates.into_iter().map(|(k, c)| (k, c.bytes.clone())).collect();
+    let crates = graph
+        .units
+        .iter()
+        .filter(|u| u.package_dir.is_none())
+        .filter_map(|u| Some((key_of(&u.package), sources.crates.get(&SourceStore::key(&u.package)?)?.bytes.clone())))
+        .collect();
     let members = ws.members().map(|m| m.id.clone()).collect();
     Ok(Detailed { analysis: Analysis { surface, trees, crates }, graph, findings, members })
 }

@@ -103,7 +103,9 @@ pub(crate) fn load_lock(text: &str, path: &Path) -> Result<LockGraph, WorkspaceE
                     .copied()
                     .find(|&j| packages[j].source.as_deref() == Some(s))
                     .or(Some(found[0])),
-                (_, None) => Some(found[0]),
+                // Without a source among several: cargo writes the source of every registry
+                // or git package it must tell apart, so this is the one without (a path one).
+                (_, None) => found.iter().copied().find(|&j| packages[j].source.is_none()).or(Some(found[0])),
             };
             match pick {
                 Some(j) => out.push(j),
