@@ -307,3 +307,29 @@ fn a_path_attribute_out_of_the_package_is_refused_and_said_so() {
     assert!(got.iter().any(|f| f.starts_with("unanalyzed src/lib.rs:2:") && f.contains("`mod o` is outside the package and refused")), "{got:?}");
     assert!(got.iter().any(|f| f.starts_with("unanalyzed src/lib.rs:4:") && f.contains("`mod m` not found (tried src/missing.rs)")), "{got:?}");
 }
+
+#[test]
+fn local_inner_macros_prefixes_macro_calls_only() {
+    // bitflags 1.x: `#[macro_export(local_inner_macros)]` with `if !first` and `a != b` in
+    // its body, and an inner call that must become `$crate::inner!`.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"#[macro_export]
+macro_rules! inner { () => { std::env::var("X").ok() }; }
+#[macro_export(local_inner_macros)]
+macro_rules! outer {
+    () => {
+        pub struct S { bits: u8 }
+        impl S {
+            pub fn f(&self, first: bool) {
+                if !first && self.bits != 0 { inner!(); }
+            }
+        }
+    };
+}
+outer!();
+"#,
+    )]);
+    assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:14:")), "{got:?}");
+}

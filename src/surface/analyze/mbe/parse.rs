@@ -294,12 +294,16 @@ fn local_inner(nodes: &mut Vec<TNode>) {
         let punct_at = |nodes: &[TNode], k: Option<usize>, c: char| {
             matches!(k.and_then(|k| nodes.get(k)), Some(TNode::Tok(TokenTree::Punct(p))) if p.as_char() == c)
         };
-        let bang = punct_at(nodes, Some(i + 1), '!');
+        // A macro call: `name ! (..)` or `name ! $args`, not `if !x` nor `a != b`.
+        let bang = matches!(nodes.get(i + 1), Some(TNode::Tok(TokenTree::Punct(p))) if p.as_char() == '!' && p.spacing() == proc_macro2::Spacing::Alone)
+            && matches!(nodes.get(i + 2), Some(TNode::Group(..) | TNode::Var(..)));
         let after_colons = punct_at(nodes, i.checked_sub(1), ':');
         let after_dollar = punct_at(nodes, i.checked_sub(1), '$');
         match &mut nodes[i] {
             TNode::Group(_, inner) | TNode::Rep { body: inner, .. } => local_inner(inner),
-            TNode::Tok(TokenTree::Ident(id)) if bang && !after_colons && !after_dollar && id != "macro_rules" => {
+            TNode::Tok(TokenTree::Ident(id))
+                if bang && !after_colons && !after_dollar && id != "macro_rules" && !super::tokens::reserved(&id.to_string()) =>
+            {
                 let span = id.span();
                 let mut colon = proc_macro2::Punct::new(':', proc_macro2::Spacing::Joint);
                 colon.set_span(span);

@@ -105,7 +105,7 @@ const RESERVED: &[&str] = &[
     "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen", "_",
 ];
 
-fn reserved(s: &str) -> bool {
+pub(crate) fn reserved(s: &str) -> bool {
     RESERVED.contains(&s)
 }
 
