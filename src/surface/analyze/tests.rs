@@ -333,3 +333,25 @@ outer!();
     assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
     assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:14:")), "{got:?}");
 }
+
+#[test]
+fn a_doc_comment_matches_a_raw_string_doc_attribute() {
+    // zerocopy 0.7's `safety_comment!`: rustc sees `/// SAFETY:` as `#[doc = r" SAFETY:"]`.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"macro_rules! safety_comment {
+    (#[doc = r" SAFETY:"] $($(#[$attr:meta])* $macro:ident!$args:tt;)*) => {
+        $($(#[$attr])* $macro!$args;)*
+    };
+}
+macro_rules! open { ($p:expr) => { pub fn f() { std::fs::read($p).ok(); } }; }
+safety_comment! {
+    /// SAFETY:
+    /// Reading is fine.
+    open!("x");
+}
+"#,
+    )]);
+    assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("fs.read src/lib.rs:10:")), "{got:?}");
+}

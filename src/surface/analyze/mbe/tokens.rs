@@ -24,6 +24,24 @@ pub(crate) enum Tok {
     Group(proc_macro2::Delimiter),
 }
 
+/// How a literal compares: as written, except that a raw string and a plain string with the
+/// same text compare equal (`r" SAFETY:"` and `" SAFETY:"`). A doc comment is matched by rustc
+/// as `#[doc = r"..."]`, but it reaches us as a plain string (proc-macro2 makes doc comments
+/// cooked literals), so zerocopy's `safety_comment!` matcher, `#[doc = r" SAFETY:"]`, would
+/// never match its `/// SAFETY:` inputs otherwise.
+fn literal_key(text: String) -> String {
+    let b = text.as_bytes();
+    if b.first() == Some(&b'r') && matches!(b.get(1), Some(b'"' | b'#')) {
+        let inner = text[1..].trim_matches('#');
+        if let Some(v) = inner.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+            if !v.contains(['\\', '"']) {
+                return format!("\"{v}\"");
+            }
+        }
+    }
+    text
+}
+
 /// rustc's `Token::glue`: the operator formed by `a` followed (joint) by `b`.
 fn glue(a: &str, b: char) -> Option<&'static str> {
     Some(match (a, b) {
@@ -59,7 +77,7 @@ fn glue(a: &str, b: char) -> Option<&'static str> {
 pub(crate) fn next(tts: &[TokenTree], i: usize) -> Option<(Tok, usize)> {
     Some(match tts.get(i)? {
         TokenTree::Ident(id) => (Tok::Ident(id.to_string()), 1),
-        TokenTree::Literal(l) => (Tok::Literal(l.to_string()), 1),
+        TokenTree::Literal(l) => (Tok::Literal(literal_key(l.to_string())), 1),
         TokenTree::Group(g) => (Tok::Group(g.delimiter()), 1),
         TokenTree::Punct(p) => {
             if p.as_char() == '\''
