@@ -383,6 +383,12 @@ pub(crate) fn cfg_if_bodies(mac: &syn::Macro, cfg: &dyn CfgEval, file: &str, sin
     }
 }
 
+/// Whether a `cfg_if!`/`cfg_select!` has the shape of the real one.
+fn cfg_if_shape(mac: &syn::Macro, cfg: &dyn CfgEval) -> bool {
+    let select = mac.path.segments.last().is_some_and(|s| s.ident == "cfg_select");
+    if select { cfg_select_branches(mac.tokens.clone(), cfg).is_ok() } else { cfg_if_branches(mac.tokens.clone(), cfg).is_ok() }
+}
+
 /// Expand a module-level `cfg_if!` into its compiled items.
 pub(crate) fn expand_cfg_if(mac: &syn::Macro, cfg: &dyn CfgEval, file: &str, sink: &mut Sink) -> Option<Vec<Item>> {
     let mut items = Vec::new();
@@ -648,6 +654,14 @@ impl<'a> Loader<'a> {
                         self.ex.exported.borrow_mut().insert(name.clone(), def.clone());
                     }
                     scope = scope.with(name, def);
+                }
+                // A crate's own `cfg_if` (sysinfo's takes several chains in one call): when its
+                // shape is not cfg-if's, the crate's `macro_rules!` says what it means.
+                Item::Macro(mac)
+                    if mac.ident.is_none() && is_cfg_if(&mac.mac.path) && !cfg_if_shape(&mac.mac, self.cfg) && self.resolve_early(&mac.mac.path, &scope).is_some() =>
+                {
+                    let def = self.resolve_early(&mac.mac.path, &scope).expect("resolved in the guard");
+                    scope = self.expand_items(m, fid, mac, &def, scope, depth);
                 }
                 Item::Macro(mac) if mac.ident.is_none() && is_cfg_if(&mac.mac.path) => {
                     match expand_cfg_if(&mac.mac, self.cfg, &file, &mut self.sink) {

@@ -355,3 +355,28 @@ safety_comment! {
     assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
     assert!(got.iter().any(|f| f.starts_with("fs.read src/lib.rs:10:")), "{got:?}");
 }
+
+#[test]
+fn a_crates_own_cfg_if_of_another_shape_is_expanded_by_its_rules() {
+    // sysinfo's `cfg_if!` takes several `if #[cfg] {..} else {..}` chains in one call; the
+    // modules it declares are loaded.
+    let got = run(&[
+        (
+            "src/lib.rs",
+            r#"macro_rules! cfg_if {
+    (if #[cfg($c:meta)] { $($i:item)* } $(if $($rest:tt)+)?) => {
+        $(#[cfg($c)] $i)*
+        $(cfg_if! { if $($rest)+ })?
+    };
+}
+cfg_if! {
+    if #[cfg(unix)] { mod linux; }
+    if #[cfg(unix)] { pub fn h() {} }
+}
+"#,
+        ),
+        ("src/linux.rs", "pub fn r() { std::fs::read(\"/proc/x\").ok(); }\n"),
+    ]);
+    assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("fs.read src/linux.rs:1:")), "{got:?}");
+}
