@@ -380,3 +380,19 @@ cfg_if! {
     assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
     assert!(got.iter().any(|f| f.starts_with("fs.read src/linux.rs:1:")), "{got:?}");
 }
+
+#[test]
+fn a_path_fragment_with_generic_arguments_is_an_expression_path_too() {
+    // syn's `parse_macro_input!(attr with Punctuated<Meta, Token![,]>::parse_terminated)`.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"pub struct R<A>(A);
+impl<A> R<A> { pub fn read(_: &str) { std::fs::read("x").ok(); } }
+macro_rules! call { ($p:path) => { $p("x") }; }
+macro_rules! ty { ($p:path) => { pub type T = $p; }; }
+pub fn f() { call!(R<u8>::read); }
+ty!(R<Vec<u8>>);
+"#,
+    )]);
+    assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
+}

@@ -252,6 +252,40 @@ fn may_begin(frag: Frag, t: &Tok) -> bool {
     }
 }
 
+/// A `path` fragment is parsed type-style (`R<u8>::read`) and substituted as one path node,
+/// valid in an expression too; written out as tokens it must say `R::<u8>::read` there, which
+/// is also valid where a type is expected.
+fn turbofish(ts: TokenStream) -> TokenStream {
+    let tts: Vec<TokenTree> = ts.into_iter().collect();
+    let mut out: Vec<TokenTree> = Vec::with_capacity(tts.len() + 2);
+    let mut angle = 0usize;
+    for (i, tt) in tts.iter().enumerate() {
+        if let TokenTree::Punct(p) = tt {
+            match p.as_char() {
+                '<' => {
+                    let after_ident = matches!(i.checked_sub(1).and_then(|j| tts.get(j)), Some(TokenTree::Ident(_)));
+                    if angle == 0 && after_ident {
+                        let mut a = proc_macro2::Punct::new(':', proc_macro2::Spacing::Joint);
+                        a.set_span(p.span());
+                        let mut b = proc_macro2::Punct::new(':', proc_macro2::Spacing::Alone);
+                        b.set_span(p.span());
+                        out.push(TokenTree::Punct(a));
+                        out.push(TokenTree::Punct(b));
+                    }
+                    angle += 1;
+                }
+                // `->` inside `Fn(A) -> B` is not a closing angle.
+                '>' if !matches!(out.last(), Some(TokenTree::Punct(q)) if q.as_char() == '-' && q.spacing() == proc_macro2::Spacing::Joint) => {
+                    angle = angle.saturating_sub(1);
+                }
+                _ => {}
+            }
+        }
+        out.push(tt.clone());
+    }
+    out.into_iter().collect()
+}
+
 /// The token trees from `start` up to (not including) `end`, at one level.
 fn between(start: Cursor, end: Cursor) -> TokenStream {
     let mut out = Vec::new();
@@ -426,7 +460,10 @@ fn run(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, Mat
             }
             (0, 1) => {
                 let (t, frag, var) = bb.pop().expect("one");
-                let tokens = parse_fragment(frag, input, &tok, n, tts).ok_or(MatchError::Fragment(frag))?;
+                let mut tokens = parse_fragment(frag, input, &tok, n, tts).ok_or(MatchError::Fragment(frag))?;
+                if frag == Frag::Path {
+                    tokens = turbofish(tokens);
+                }
                 let f = Rc::new(Fragment { frag, tokens });
                 threads = vec![Thread { idx: t.idx + 1, at_sep: false, ev: push(&t.ev, Ev::Bind(var, f)) }];
             }

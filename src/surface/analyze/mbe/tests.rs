@@ -148,7 +148,9 @@ fn every_fragment_specifier() {
     assert_eq!(e("$x:block", "{ f(); }").unwrap(), "[«{ f () ; }»]");
     assert_eq!(e("$x:stmt", "let x = 1").unwrap(), "[let x = 1]");
     assert_eq!(e("$x:stmt", "f(x)").unwrap(), "[f (x)]");
-    assert_eq!(e("$x:path", "std::vec::Vec<u8>").unwrap(), "[«std :: vec :: Vec < u8 >»]");
+    // Written with a turbofish, valid both as a type and as an expression path.
+    assert_eq!(e("$x:path", "std::vec::Vec<u8>").unwrap(), "[«std :: vec :: Vec :: < u8 >»]");
+    assert_eq!(e("$x:path", "R<Vec<u8>>::read").unwrap(), "[«R :: < Vec < u8 >>:: read»]");
     assert_eq!(e("$x:path", "FnMut(St::Item) -> U").unwrap(), "[«FnMut (St :: Item) -> U»]");
     // `;` alone is a statement (axum's `$($stmt:stmt)*` over `a = b; c;`).
     assert_eq!(expand("($($s:stmt)*) => { $([$s])* }", "a = b; c;").unwrap(), "[a = b] [;] [c] [;]");
