@@ -99,13 +99,13 @@ fn system_calls_by_constant_number() {
     let got = run(&[(
         "src/lib.rs",
         r#"extern "C" { fn syscall(n: i64, ...) -> i64; }
-const SYS_futex: i64 = 202;
-const SYS_execve: i64 = 59;
+const SYS_getrandom: i64 = 59;
 unsafe fn f(n: i64) {
-    syscall(SYS_futex, 0);
-    syscall(self::SYS_execve as i64, 0);
+    syscall(libc::SYS_futex, 0);
+    syscall(libc::SYS_execve as i64, 0);
     syscall(n);
-    syscall(SYS_mystery);
+    syscall(libc::SYS_mystery);
+    syscall(SYS_getrandom, 0);
 }
 "#,
     )]);
@@ -113,15 +113,18 @@ unsafe fn f(n: i64) {
     assert_eq!(
         mine,
         [
-            "process.spawn src/lib.rs:6:5 me::syscall(SYS_execve)",
+            "process.spawn src/lib.rs:5:5 me::syscall(SYS_execve)",
             "ffi src/lib.rs:1:14 extern \"C\" fn syscall",
-            "ffi src/lib.rs:5:5 me::syscall(SYS_futex)",
-            "ffi src/lib.rs:6:5 me::syscall(SYS_execve)",
-            "ffi src/lib.rs:7:5 me::syscall",
-            "ffi src/lib.rs:8:5 me::syscall(SYS_mystery)",
+            "ffi src/lib.rs:4:5 me::syscall(SYS_futex)",
+            "ffi src/lib.rs:5:5 me::syscall(SYS_execve)",
+            "ffi src/lib.rs:6:5 me::syscall",
+            "ffi src/lib.rs:7:5 me::syscall(SYS_mystery)",
+            "ffi src/lib.rs:8:5 me::syscall(SYS_getrandom)",
             "unanalyzed src/lib.rs:1:14 extern \"C\" fn syscall",
-            "unanalyzed src/lib.rs:7:5 me::syscall",
-            "unanalyzed src/lib.rs:8:5 me::syscall(SYS_mystery): a system call no rule knows",
+            "unanalyzed src/lib.rs:6:5 me::syscall",
+            "unanalyzed src/lib.rs:7:5 me::syscall(SYS_mystery): a system call no rule knows",
+            // The crate's own constant could hold any number (59 is execve's): not trusted.
+            "unanalyzed src/lib.rs:8:5 me::syscall(SYS_getrandom): a system call number from the crate's own constant",
         ]
     );
 }

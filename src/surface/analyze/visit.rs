@@ -1107,6 +1107,12 @@ impl<'a> Analyzer<'a> {
         let span = first_span(&p.path);
         let label = format!("{display}(SYS_{name})");
         self.add(Capability::Ffi, span, label.clone());
+        // The name says which call only where the C library defines it: a constant of the
+        // crate's own could be named `SYS_getrandom` and hold execve's number.
+        if let Some(Res::Local(_)) = self.r.resolve(self.ctx(), &UsePath::from_path(&np.path), false) {
+            self.add(Capability::Unanalyzed, span, format!("{label}: a system call number from the crate's own constant"));
+            return true;
+        }
         match self.rules.syscall(name) {
             Some(caps) => caps.into_iter().for_each(|cap| self.add(cap, span, label.clone())),
             None => self.add(Capability::Unanalyzed, span, format!("{label}: a system call no rule knows")),
