@@ -143,6 +143,27 @@ pub(crate) fn cfg_select_branches(ts: TokenStream, cfg: &dyn CfgEval) -> Result<
                 }
                 g.stream()
             }
+            // A block-like expression (`if .. {} else {}`, `match x {}`, `loop {}`, `unsafe {}`)
+            // ends the arm without a comma, as rustc parses it (rusqlite).
+            Some(TokenTree::Ident(kw)) if matches!(kw.to_string().as_str(), "if" | "match" | "loop" | "while" | "for" | "unsafe") => {
+                let mut body = Vec::new();
+                let is_if = kw == "if";
+                while let Some(t) = toks.get(i) {
+                    i += 1;
+                    body.push(t.clone());
+                    if matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace) {
+                        // `else` continues an `if`: `else { .. }` or `else if ..`.
+                        if is_if && matches!(toks.get(i), Some(TokenTree::Ident(e)) if e == "else") {
+                            continue;
+                        }
+                        break;
+                    }
+                }
+                if matches!(toks.get(i), Some(TokenTree::Punct(p)) if p.as_char() == ',') {
+                    i += 1;
+                }
+                body.into_iter().collect()
+            }
             Some(_) => {
                 let mut body = Vec::new();
                 while let Some(t) = toks.get(i) {

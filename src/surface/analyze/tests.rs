@@ -399,3 +399,20 @@ ty!(R<Vec<u8>>);
     )]);
     assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
 }
+
+#[test]
+fn a_cfg_select_arm_that_is_block_like_needs_no_comma() {
+    // rusqlite 0.40's error.rs.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"pub fn f(x: bool) -> usize {
+    cfg_select! {
+        unix => if x { std::fs::read("a").map(|v| v.len()).unwrap_or(0) } else { 2 }
+        _ => 3,
+    }
+}
+"#,
+    )]);
+    assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("fs.read src/lib.rs:3:")), "{got:?}");
+}
