@@ -159,7 +159,7 @@ pub struct Exports {
     /// What the crate's public functions, methods and statics reach, by public path
     /// (`fs::write`, `net::TcpListener::bind`): callers get it at their call site.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub summaries: BTreeMap<String, summary::Summary>,
+    pub summaries: BTreeMap<String, std::sync::Arc<summary::Summary>>,
     /// What the crate's public functions and methods return, by public path: one of its own
     /// types as `crate::` and a public path of it, another type as it resolved
     /// (`std::fs::File`). Callers use it to know the type of a result they call methods on.
@@ -259,7 +259,10 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
         }
         (std::mem::take(&mut a.graph), a.calls)
     };
-    let summaries = graph.solve();
+    // Shared: a summary is exported under each public path of its item, and re-exported by
+    // dependents.
+    let summaries: BTreeMap<String, std::sync::Arc<summary::Summary>> =
+        graph.solve().into_iter().map(|(k, v)| (k, std::sync::Arc::new(v))).collect();
     let exports = resolver.exports(u.marker, &summaries);
     let mut findings = sink.findings;
     findings.sort();

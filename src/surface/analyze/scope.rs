@@ -1083,7 +1083,7 @@ impl<'a> Resolver<'a> {
     /// item), a glob re-export of an external module as `prefix::*`; and its macros:
     /// `#[macro_export]` ones at the root, and those `pub use` makes visible at a path.
     /// `marker` is what `$crate` in this crate's macros becomes in other crates.
-    pub fn exports(&self, marker: &str, local: &BTreeMap<String, Summary>) -> Exports {
+    pub fn exports(&self, marker: &str, local: &BTreeMap<String, std::sync::Arc<Summary>>) -> Exports {
         let mut aliases = BTreeMap::new();
         let mut seen = HashSet::new();
         self.export_walk(ROOT, "", 0, &mut aliases, &mut seen);
