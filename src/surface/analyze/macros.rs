@@ -367,8 +367,13 @@ pub(crate) fn paste(ts: &TokenStream) -> Result<TokenStream, String> {
                 let is_paste = matches!(inner.first(), Some(TokenTree::Punct(p)) if p.as_char() == '<')
                     && matches!(inner.last(), Some(TokenTree::Punct(p)) if p.as_char() == '>')
                     && inner.len() >= 3;
+                let after_hash = matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '#' || p.as_char() == '!');
                 if is_paste {
                     out.push(TokenTree::Ident(paste_ident(&inner[1..inner.len() - 1], g.span())?));
+                } else if let Some(doc) = after_hash.then(|| paste_doc(&inner)).flatten() {
+                    let mut ng = Group::new(Delimiter::Bracket, doc?);
+                    ng.set_span(g.span());
+                    out.push(TokenTree::Group(ng));
                 } else {
                     let mut ng = Group::new(Delimiter::Bracket, paste(&g.stream())?);
                     ng.set_span(g.span());
@@ -384,6 +389,41 @@ pub(crate) fn paste(ts: &TokenStream) -> Result<TokenStream, String> {
         }
     }
     Ok(out.into_iter().collect())
+}
+
+/// paste's documentation rule: in `#[doc = a b c]`, the parts after `=` (strings, identifiers,
+/// `[< >]` pastes, other literals) are joined into one string. `None`: not such an attribute.
+fn paste_doc(inner: &[TokenTree]) -> Option<Result<TokenStream, String>> {
+    let (TokenTree::Ident(name), TokenTree::Punct(eq)) = (inner.first()?, inner.get(1)?) else { return None };
+    if name != "doc" || eq.as_char() != '=' || inner.len() < 4 {
+        return None;
+    }
+    let mut text = String::new();
+    for part in &inner[2..] {
+        match part {
+            TokenTree::Literal(l) => match syn::parse_str::<syn::LitStr>(&l.to_string()) {
+                Ok(s) => text.push_str(&s.value()),
+                Err(_) => text.push_str(&l.to_string()),
+            },
+            TokenTree::Ident(id) => text.push_str(&id.to_string()),
+            TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
+                let seg: Vec<TokenTree> = g.stream().into_iter().collect();
+                if seg.len() < 3 {
+                    return Some(Err("paste!: `[ ]` in a doc attribute".into()));
+                }
+                match paste_ident(&seg[1..seg.len() - 1], g.span()) {
+                    Ok(id) => text.push_str(&id.to_string()),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            // An invisible group from a transcribed fragment (`$Target`): its text.
+            TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::None => text.push_str(&g.stream().to_string()),
+            other => return Some(Err(format!("paste!: unexpected `{other}` in a doc attribute"))),
+        }
+    }
+    let mut lit = proc_macro2::Literal::string(&text);
+    lit.set_span(eq.span());
+    Some(Ok([inner[0].clone(), inner[1].clone(), TokenTree::Literal(lit)].into_iter().collect()))
 }
 
 fn paste_ident(parts: &[TokenTree], span: Span) -> Result<Ident, String> {

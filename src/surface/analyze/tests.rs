@@ -416,3 +416,23 @@ fn a_cfg_select_arm_that_is_block_like_needs_no_comma() {
     assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
     assert!(got.iter().any(|f| f.starts_with("fs.read src/lib.rs:3:")), "{got:?}");
 }
+
+#[test]
+fn paste_joins_the_parts_of_a_doc_attribute() {
+    // rmcp's `builder!`: `#[doc = "Create a new [`" $Target "`] builder."]` inside paste!.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"macro_rules! builder {
+    ($Target:ident) => {
+        pastey::paste! {
+            #[doc = "Create a new [`" $Target "`] builder."]
+            pub fn [<$Target:snake _builder>]() { std::env::var("X").ok(); }
+        }
+    };
+}
+builder!(ServerCapabilities);
+"#,
+    )]);
+    assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:9:")), "{got:?}");
+}
