@@ -1,4 +1,5 @@
-//! Fingerprints the analyzer's source (src/surface, data/) into `VELARIS_ANALYZER_DIGEST`, part
+//! Fingerprints the analyzer's source (src/surface, data/, src/package, src/workspace, and
+//! Cargo.lock for the parser's versions) into `VELARIS_ANALYZER_DIGEST`, part
 //! of every analysis cache key: a changed analyzer never reads results an older one cached.
 //! Reads files only; builds and runs nothing.
 
@@ -19,9 +20,16 @@ fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 fn main() {
     let mut files = Vec::new();
-    for d in ["src/surface", "data"] {
+    // The analyzer, its rules, what decides which files and cfgs it sees (package, workspace),
+    // and the locked versions of the parser it is built with.
+    for d in ["src/surface", "data", "src/package", "src/workspace", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={d}");
-        walk(Path::new(d), &mut files);
+        let p = Path::new(d);
+        if p.is_dir() {
+            walk(p, &mut files);
+        } else {
+            files.push(p.to_path_buf());
+        }
     }
     files.sort();
     // FNV-1a, 64 bits: stable across toolchains, and enough to tell builds apart.

@@ -676,10 +676,15 @@ impl<'a> Loader<'a> {
                     }
                     scope = scope.with(name, def);
                 }
-                // A crate's own `cfg_if` (sysinfo's takes several chains in one call): when its
-                // shape is not cfg-if's, the crate's `macro_rules!` says what it means.
+                // A `cfg_if` the crate defines itself (sysinfo's takes several chains in one
+                // call) means what its `macro_rules!` says, whatever its shape; another one
+                // (cfg-if's) of a shape not cfg-if's, too.
                 Item::Macro(mac)
-                    if mac.ident.is_none() && is_cfg_if(&mac.mac.path) && !cfg_if_shape(&mac.mac, self.cfg) && self.resolve_early(&mac.mac.path, &scope).is_some() =>
+                    if mac.ident.is_none()
+                        && is_cfg_if(&mac.mac.path)
+                        && self
+                            .resolve_early(&mac.mac.path, &scope)
+                            .is_some_and(|d| d.exported.is_none() || !cfg_if_shape(&mac.mac, self.cfg)) =>
                 {
                     let def = self.resolve_early(&mac.mac.path, &scope).expect("resolved in the guard");
                     scope = self.expand_items(m, fid, mac, &def, scope, depth);

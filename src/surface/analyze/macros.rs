@@ -367,11 +367,16 @@ pub(crate) fn paste(ts: &TokenStream) -> Result<TokenStream, String> {
                 let is_paste = matches!(inner.first(), Some(TokenTree::Punct(p)) if p.as_char() == '<')
                     && matches!(inner.last(), Some(TokenTree::Punct(p)) if p.as_char() == '>')
                     && inner.len() >= 3;
-                let after_hash = matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '#' || p.as_char() == '!');
+                // `#[..]`, or `#![..]`.
+                let after_hash = match out.as_slice() {
+                    [.., TokenTree::Punct(h), TokenTree::Punct(b)] if h.as_char() == '#' && b.as_char() == '!' => true,
+                    [.., TokenTree::Punct(h)] => h.as_char() == '#',
+                    _ => false,
+                };
                 if is_paste {
                     out.push(TokenTree::Ident(paste_ident(&inner[1..inner.len() - 1], g.span())?));
                 } else if let Some(doc) = after_hash.then(|| paste_doc(&inner)).flatten() {
-                    let mut ng = Group::new(Delimiter::Bracket, doc?);
+                    let mut ng = Group::new(Delimiter::Bracket, doc);
                     ng.set_span(g.span());
                     out.push(TokenTree::Group(ng));
                 } else {
@@ -392,8 +397,9 @@ pub(crate) fn paste(ts: &TokenStream) -> Result<TokenStream, String> {
 }
 
 /// paste's documentation rule: in `#[doc = a b c]`, the parts after `=` (strings, identifiers,
-/// `[< >]` pastes, other literals) are joined into one string. `None`: not such an attribute.
-fn paste_doc(inner: &[TokenTree]) -> Option<Result<TokenStream, String>> {
+/// `[< >]` pastes, other literals) are joined into one string. `None`: not such an attribute,
+/// or one with other parts, which paste leaves alone.
+fn paste_doc(inner: &[TokenTree]) -> Option<TokenStream> {
     let (TokenTree::Ident(name), TokenTree::Punct(eq)) = (inner.first()?, inner.get(1)?) else { return None };
     if name != "doc" || eq.as_char() != '=' || inner.len() < 4 {
         return None;
@@ -409,21 +415,26 @@ fn paste_doc(inner: &[TokenTree]) -> Option<Result<TokenStream, String>> {
             TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
                 let seg: Vec<TokenTree> = g.stream().into_iter().collect();
                 if seg.len() < 3 {
-                    return Some(Err("paste!: `[ ]` in a doc attribute".into()));
+                    return None;
                 }
-                match paste_ident(&seg[1..seg.len() - 1], g.span()) {
-                    Ok(id) => text.push_str(&id.to_string()),
-                    Err(e) => return Some(Err(e)),
+                text.push_str(&paste_ident(&seg[1..seg.len() - 1], g.span()).ok()?.to_string());
+            }
+            // An invisible group from a transcribed fragment (`$Target`): its text, a string's
+            // value.
+            TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::None => {
+                let inner = g.stream().to_string();
+                match syn::parse_str::<syn::LitStr>(&inner) {
+                    Ok(l) => text.push_str(&l.value()),
+                    Err(_) => text.push_str(&inner),
                 }
             }
-            // An invisible group from a transcribed fragment (`$Target`): its text.
-            TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::None => text.push_str(&g.stream().to_string()),
-            other => return Some(Err(format!("paste!: unexpected `{other}` in a doc attribute"))),
+            // Anything else (`concat!(..)`, `include_str!`): not paste's rule; left as it is.
+            _ => return None,
         }
     }
     let mut lit = proc_macro2::Literal::string(&text);
     lit.set_span(eq.span());
-    Some(Ok([inner[0].clone(), inner[1].clone(), TokenTree::Literal(lit)].into_iter().collect()))
+    Some([inner[0].clone(), inner[1].clone(), TokenTree::Literal(lit)].into_iter().collect())
 }
 
 fn paste_ident(parts: &[TokenTree], span: Span) -> Result<Ident, String> {
@@ -506,16 +517,28 @@ fn parse_expansion<T>(ts: TokenStream, p: impl Fn(syn::parse::ParseStream) -> sy
 /// expression (the end, `;`, an identifier, a literal, a `{ }` or invisible group, `#`, a
 /// label), which parses as rustc does.
 pub(crate) fn unwrap_block_like(ts: TokenStream, changed: &mut bool) -> TokenStream {
+    unwrap_in(ts, true, changed)
+}
+
+/// `stmts`: the stream is a statement list (the expansion itself, or a `{ }` body); inside
+/// parentheses and brackets nothing starts a statement, but braces within may.
+fn unwrap_in(ts: TokenStream, stmts: bool, changed: &mut bool) -> TokenStream {
     let tts: Vec<TokenTree> = ts.into_iter().collect();
     let mut out: Vec<TokenTree> = Vec::with_capacity(tts.len());
-    let mut boundary = true;
+    let mut boundary = stmts;
     // An outer attribute (`#[cfg(..)]`) at a statement start keeps it one.
     let mut attr = false;
     for (i, tt) in tts.iter().enumerate() {
         let after_attr = std::mem::take(&mut attr);
         match tt {
+            // The arguments of a macro call are its input, passed on as they are: a fragment
+            // in them stays one opaque piece, as rustc keeps it.
+            TokenTree::Group(g) if matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '!') && g.delimiter() != Delimiter::None => {
+                boundary = false;
+                out.push(tt.clone());
+            }
             TokenTree::Group(g) => {
-                let inner = unwrap_block_like(g.stream(), changed);
+                let inner = unwrap_in(g.stream(), g.delimiter() == Delimiter::Brace, changed);
                 if g.delimiter() == Delimiter::None && boundary && ends_statement(tts.get(i + 1)) && is_block_like(&inner) {
                     *changed = true;
                     out.extend(inner);

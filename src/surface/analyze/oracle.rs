@@ -159,6 +159,7 @@ pub(crate) mod doubles {
                 Capability::FsWrite,
             );
             r.methods.insert(("std::path::Path".into(), "exists".into()), Capability::FsRead);
+            r.methods.insert(("std::os::unix::fs::FileExt".into(), "write_at".into()), Capability::FsWrite);
             r.symbols.insert("system".into(), Capability::ProcessSpawn);
             r.symbols.insert("syscall".into(), Capability::Unanalyzed);
             r

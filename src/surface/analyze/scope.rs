@@ -297,6 +297,9 @@ pub(crate) struct Resolver<'a> {
     pub returns: BTreeMap<String, String>,
     /// The keys of the crate's traits (`crate::io::Journal`).
     pub local_traits: HashSet<String>,
+    /// The keys of the crate's functions and methods written at module level and in `impl`
+    /// blocks: a method call on a local type that names none of them comes from a trait.
+    pub local_fns: HashSet<String>,
 }
 
 const MAX_DEPTH: u32 = 48;
@@ -357,6 +360,7 @@ impl<'a> Resolver<'a> {
             field_types: HashMap::new(),
             returns: BTreeMap::new(),
             local_traits: HashSet::new(),
+            local_fns: HashSet::new(),
         };
         // Root `extern crate x as y;` also enter the extern prelude.
         let roots: Vec<(String, String)> = r.scopes[ROOT]
@@ -372,15 +376,16 @@ impl<'a> Resolver<'a> {
             r.extern_prelude.insert(name, target);
         }
         r.field_types = r.collect_field_types(cfg);
-        let mut traits = HashSet::new();
-        r.returns = r.collect_returns(cfg, &mut traits);
+        let (mut traits, mut fns) = (HashSet::new(), HashSet::new());
+        r.returns = r.collect_returns(cfg, &mut traits, &mut fns);
         r.local_traits = traits;
+        r.local_fns = fns;
         r
     }
 
     /// What the crate's functions and methods return, by their keys, where the signature
     /// names a type (module-level functions and `impl` blocks); and its traits' keys.
-    fn collect_returns(&self, cfg: &dyn CfgEval, traits: &mut HashSet<String>) -> BTreeMap<String, String> {
+    fn collect_returns(&self, cfg: &dyn CfgEval, traits: &mut HashSet<String>, fns: &mut HashSet<String>) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         for (m, module) in self.modules.iter().enumerate() {
             let ctx = Ctx { module: m, layers: &[] };
@@ -390,9 +395,11 @@ impl<'a> Resolver<'a> {
                         traits.insert(Self::local_key(&self.local_path(m, &t.ident.unraw().to_string())));
                     }
                     Item::Fn(f) => {
+                        let key = Self::local_key(&self.local_path(m, &f.sig.ident.unraw().to_string()));
                         if let Some(t) = self.return_type(ctx, &f.sig.output, None) {
-                            out.insert(Self::local_key(&self.local_path(m, &f.sig.ident.unraw().to_string())), t);
+                            out.insert(key.clone(), t);
                         }
+                        fns.insert(key);
                     }
                     Item::Impl(i) => {
                         let Some(ty) = self.type_key(ctx, &i.self_ty) else { continue };
@@ -401,9 +408,11 @@ impl<'a> Resolver<'a> {
                             if !super::attrs::holds(&f.attrs, cfg) {
                                 continue;
                             }
+                            let key = format!("{ty}::{}", f.sig.ident.unraw());
                             if let Some(t) = self.return_type(ctx, &f.sig.output, Some(&ty)) {
-                                out.insert(format!("{ty}::{}", f.sig.ident.unraw()), t);
+                                out.insert(key.clone(), t);
                             }
+                            fns.insert(key);
                         }
                     }
                     _ => {}

@@ -124,7 +124,7 @@ unsafe fn f(n: i64) {
             "unanalyzed src/lib.rs:6:5 me::syscall",
             "unanalyzed src/lib.rs:7:5 me::syscall(SYS_mystery): a system call no rule knows",
             // The crate's own constant could hold any number (59 is execve's): not trusted.
-            "unanalyzed src/lib.rs:8:5 me::syscall(SYS_getrandom): a system call number from the crate's own constant",
+            "unanalyzed src/lib.rs:8:5 me::syscall(SYS_getrandom): a system call number that is not the C library's constant",
         ]
     );
 }
@@ -431,6 +431,91 @@ fn paste_joins_the_parts_of_a_doc_attribute() {
     };
 }
 builder!(ServerCapabilities);
+"#,
+    )]);
+    assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:9:")), "{got:?}");
+}
+
+#[test]
+fn a_known_receiver_type_without_the_method_falls_back_to_the_traits_in_scope() {
+    // A declared return type that is an alias or a wrapper: the method comes from a std
+    // extension trait in scope, as it did when the type was unknown.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"use std::os::unix::fs::FileExt;
+pub type Sink = std::fs::File;
+fn sink() -> Sink { todo!() }
+fn shared() -> std::sync::Arc<std::sync::Mutex<std::fs::File>> { todo!() }
+pub fn f() {
+    let _ = sink().write_at(b"x", 0);
+    let _ = shared().lock().unwrap().write_at(b"y", 0);
+}
+"#,
+    )]);
+    assert!(got.iter().any(|f| f.starts_with("fs.write src/lib.rs:6:")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("fs.write src/lib.rs:7:")), "{got:?}");
+}
+
+#[test]
+fn a_block_fragment_passed_to_an_inner_macro_stays_one_piece() {
+    // Unwrapping block-like fragments at statement starts must not reach into the arguments
+    // of an inner macro call: `inner!($b)` must still take its `$e:expr` arm.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"macro_rules! inner { ({ $($t:tt)* }) => {}; ($e:expr) => { $e }; }
+macro_rules! outer { ($a:block, $b:block) => { $a drop(0); inner!($b); }; }
+pub fn f() { outer!({}, { std::process::Command::new("sh"); }); }
+"#,
+    )]);
+    assert!(got.iter().any(|f| f.starts_with("process.spawn src/lib.rs:3:")), "{got:?}");
+}
+
+#[test]
+fn a_crates_own_cfg_if_is_expanded_by_its_rules_even_in_cfg_ifs_shape() {
+    // A crate's `macro_rules! cfg_if` that compiles both branches: rustc uses it, so both are
+    // compiled, and both are analysed.
+    let got = run(&[(
+        "src/lib.rs",
+        r#"macro_rules! cfg_if {
+    (if #[cfg($c:meta)] { $($a:item)* } else { $($b:item)* }) => { $($a)* $($b)* };
+}
+cfg_if! {
+    if #[cfg(windows)] { pub fn w() { std::env::var("A").ok(); } }
+    else { pub fn u() {} }
+}
+"#,
+    )]);
+    assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:5:")), "{got:?}");
+}
+
+#[test]
+fn a_syscall_number_is_taken_at_its_name_only_from_the_c_library() {
+    let got = run(&[(
+        "src/lib.rs",
+        r#"extern "C" { fn syscall(n: i64, ...) -> i64; }
+#[allow(non_snake_case)]
+pub unsafe fn run(SYS_getrandom: i64) -> i64 { syscall(SYS_getrandom) }
+pub unsafe fn other() -> i64 { syscall(otherdep::SYS_getrandom) }
+"#,
+    )]);
+    assert!(got.iter().any(|f| f.starts_with("unanalyzed src/lib.rs:3:") && f.contains("not the C library's constant")), "{got:?}");
+    assert!(got.iter().any(|f| f.starts_with("unanalyzed src/lib.rs:4:") && f.contains("not the C library's constant")), "{got:?}");
+}
+
+#[test]
+fn paste_leaves_a_doc_attribute_it_cannot_join_alone() {
+    let got = run(&[(
+        "src/lib.rs",
+        r#"macro_rules! mk {
+    ($t:ident) => {
+        paste::paste! {
+            #[doc = concat!("A ", stringify!($t))]
+            pub fn [<f_ $t>]() { std::env::var("X").ok(); }
+        }
+    };
+}
+mk!(one);
 "#,
     )]);
     assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");

@@ -14,7 +14,7 @@ use super::loader::{self, ModId, Sink};
 use super::macros::{self, MacroDefn, MacroRef, Textual};
 use super::summary::{self, CallGraph};
 use super::oracle::{CfgEval, RuleSource};
-use super::scope::{Ctx, KNOWN_TRAITS, NameScope, Res, Resolver, Target, UsePath};
+use super::scope::{Ctx, NameScope, Res, Resolver, Target, UsePath};
 use crate::package::FileTree;
 use crate::surface::model::{CallStats, Capability, Hop};
 
@@ -282,28 +282,36 @@ impl<'a> Analyzer<'a> {
         self.report_method_of(ty, method, span, true);
     }
 
-    /// `via_traits`: a dependency's type without a summary for the method may have it from
-    /// a trait in scope (a provided method): try the traits.
+    /// `via_traits`: when the type has no such method the analysis knows (no item of the
+    /// crate, no dependency summary, no rule), the method may come from a trait in scope (a
+    /// provided method, a std extension trait such as `FileExt`, a type alias or wrapper the
+    /// type key stands for): every trait in scope is tried too.
     fn report_method_of(&mut self, ty: &str, method: &str, span: Span, via_traits: bool) {
+        let mut known = false;
         if ty.starts_with("crate::") {
-            return self.use_local(format!("{ty}::{method}"), span);
-        }
-        if let Some((first, rest)) = ty.split_once("::")
-            && let Some(k) = self.r.dep_key_of(first).map(str::to_string)
-        {
-            let mut segs: Vec<String> = rest.split("::").map(str::to_string).collect();
-            segs.push(method.to_string());
-            if !self.use_dep(&k, &segs, span) && via_traits {
-                for t in self.traits_in_scope() {
-                    if t != ty && !KNOWN_TRAITS.contains(&t.as_str()) {
-                        self.report_method_of(&t, method, span, false);
-                    }
+            let key = format!("{ty}::{method}");
+            known = self.r.local_fns.contains(&key);
+            self.use_local(key, span);
+        } else {
+            if let Some((first, rest)) = ty.split_once("::")
+                && let Some(k) = self.r.dep_key_of(first).map(str::to_string)
+            {
+                let mut segs: Vec<String> = rest.split("::").map(str::to_string).collect();
+                segs.push(method.to_string());
+                known |= self.use_dep(&k, &segs, span);
+            }
+            if let Some(caps) = self.rules.method(ty, method) {
+                known = true;
+                for c in caps {
+                    self.add(c, span, format!("{ty}::{method}"));
                 }
             }
         }
-        if let Some(caps) = self.rules.method(ty, method) {
-            for c in caps {
-                self.add(c, span, format!("{ty}::{method}"));
+        if !known && via_traits {
+            for t in self.traits_in_scope() {
+                if t != ty {
+                    self.report_method_of(&t, method, span, false);
+                }
             }
         }
     }
@@ -1107,10 +1115,16 @@ impl<'a> Analyzer<'a> {
         let span = first_span(&p.path);
         let label = format!("{display}(SYS_{name})");
         self.add(Capability::Ffi, span, label.clone());
-        // The name says which call only where the C library defines it: a constant of the
-        // crate's own could be named `SYS_getrandom` and hold execve's number.
-        if let Some(Res::Local(_)) = self.r.resolve(self.ctx(), &UsePath::from_path(&np.path), false) {
-            self.add(Capability::Unanalyzed, span, format!("{label}: a system call number from the crate's own constant"));
+        // The name says which call only where the C library defines it (`libc::SYS_x`, also
+        // imported or re-exported): a constant of the crate's own, a parameter or another
+        // crate's constant could be named `SYS_getrandom` and hold execve's number.
+        let up = UsePath::from_path(&np.path);
+        let from_libc = match self.r.resolve(self.ctx(), &up, false) {
+            Some(r) => matches!(self.r.finalize(r), Some(Target::Path(segs)) if segs.first().is_some_and(|f| f == "libc")),
+            None => !self.is_local(&last) && up.segs.len() > 1 && up.segs[0] == "libc",
+        };
+        if !from_libc {
+            self.add(Capability::Unanalyzed, span, format!("{label}: a system call number that is not the C library's constant"));
             return true;
         }
         match self.rules.syscall(name) {
