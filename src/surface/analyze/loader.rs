@@ -823,9 +823,12 @@ impl<'a> Loader<'a> {
         let file = self.files[fid].clone();
         if let Some((_, items)) = im.content {
             let base = &self.modules[parent];
+            // A directory out of the package: no file can be found under it, so a `mod x;`
+            // inside is reported as not found, never looked up at the package root instead.
+            const OUTSIDE: &str = "\u{0}outside the package";
             let dir = match &path_attr {
-                Some(p) => paths::join(&base.path_dir, p).unwrap_or_default(),
-                None => paths::join(&base.child_dir, &name).unwrap_or_default(),
+                Some(p) => paths::join(&base.path_dir, p).unwrap_or_else(|| OUTSIDE.to_string()),
+                None => paths::join(&base.child_dir, &name).unwrap_or_else(|| OUTSIDE.to_string()),
             };
             let id = self.new_module(parent, name, dir.clone(), dir, public);
             let inner = self.load_items(id, fid, items, scope.clone(), depth);
@@ -862,6 +865,9 @@ impl<'a> Loader<'a> {
                 // would compile that file, but only the package's own files are read.
                 Some(p) if candidates.is_empty() => {
                     format!("module file of `mod {name}` is outside the package and refused (#[path = {p:?}])")
+                }
+                _ if candidates.iter().any(|c| c.starts_with('\u{0}')) => {
+                    format!("module file of `mod {name}` not found: the enclosing module's #[path] leads outside the package")
                 }
                 _ => format!("module file of `mod {name}` not found (tried {})", candidates.join(", ")),
             };

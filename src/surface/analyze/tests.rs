@@ -521,3 +521,12 @@ mk!(one);
     assert!(got.iter().all(|f| !f.starts_with("unanalyzed")), "{got:?}");
     assert!(got.iter().any(|f| f.starts_with("env.read src/lib.rs:9:")), "{got:?}");
 }
+
+#[test]
+fn an_inline_module_whose_path_leads_out_of_the_package_finds_no_file_at_the_root() {
+    let got = run(&[
+        ("src/lib.rs", "#[path = \"../../elsewhere\"]\nmod a {\n    mod b;\n}\n"),
+        ("b.rs", "pub fn decoy() {}\n"),
+    ]);
+    assert!(got.iter().any(|f| f.starts_with("unanalyzed src/lib.rs:3:") && f.contains("`mod b` not found")), "{got:?}");
+}
