@@ -208,6 +208,13 @@ fn per_program_surfaces_with_evidence_and_build_scope() {
     assert!(human.contains("program app (package app): fs.read, fs.write, net.connect"), "{human}");
     assert!(human.contains("netlib 1.0.0: src/lib.rs:2:"), "{human}");
     assert!(human.contains("  3 crates analysed, 3 with capabilities, 0 unanalyzed"), "{human}");
+    // app calls netlib::get (through to its connect) and fslib::put (std::fs::write itself):
+    // both resolve, and of netlib's net.connect and fslib's fs.read only the first is reached.
+    let app_part = &human[human.find("program app").unwrap()..human.find("program tool").unwrap()];
+    assert!(app_part.contains("  its own code: 2 of 2 calls resolved; reaches 1 of the 2 dependency capabilities calls carry"), "{human}");
+    // tool calls spawner::run and fslib::size: both crates' capabilities are reached.
+    let tool_part = &human[human.find("program tool").unwrap()..];
+    assert!(tool_part.contains("  its own code: 2 of 2 calls resolved; reaches 2 of the 2 dependency capabilities calls carry"), "{human}");
     // What cc does while building is shown apart from what the program does.
     let tool_part = &human[human.find("program tool").unwrap()..];
     let building = &tool_part[tool_part.find("while building").expect("a build section")..];

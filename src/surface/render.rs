@@ -64,6 +64,18 @@ pub fn human(surface: &Surface, verbose: bool) -> String {
             p.crates.len(),
             if p.crates.len() == 1 { "" } else { "s" }
         );
+        // Informational: how far the program's own calls reach into what its dependencies can do.
+        let of: usize = p.reached_from_program.iter().map(|r| r.capabilities.len()).sum();
+        if p.calls.total > 0 || of > 0 {
+            let reached: usize = p.reached_from_program.iter().map(|r| r.reached.len()).sum();
+            let _ = writeln!(
+                out,
+                "  its own code: {} of {} call{} resolved; reaches {reached} of the {of} dependency capabilities calls carry",
+                p.calls.resolved,
+                p.calls.total,
+                if p.calls.total == 1 { "" } else { "s" },
+            );
+        }
         for &cap in &p.capabilities {
             let _ = writeln!(out, "  {cap}");
             section(&mut out, p, cap, "    ", verbose, |f| f.counts_for_program());
