@@ -1042,16 +1042,7 @@ impl<'a> Analyzer<'a> {
     /// `dlsym(RTLD_DEFAULT, ..)` / `dlsym(RTLD_NEXT, ..)` looks a symbol up among the code
     /// already loaded: `ffi`, not `dynamic-load`. `false` for any other handle.
     fn dlsym_call(&mut self, c: &syn::ExprCall, path: &syn::Path, display: &str) -> bool {
-        let Some(mut e) = c.args.first() else { return false };
-        loop {
-            match e {
-                Expr::Cast(x) => e = &x.expr,
-                Expr::Paren(x) => e = &x.expr,
-                Expr::Group(x) => e = &x.expr,
-                _ => break,
-            }
-        }
-        let Expr::Path(h) = e else { return false };
+        let Some(h) = first_arg_path(c) else { return false };
         let Some(last) = h.path.segments.last() else { return false };
         let handle = last.ident.unraw().to_string();
         if handle != "RTLD_DEFAULT" && handle != "RTLD_NEXT" {
@@ -1098,17 +1089,7 @@ impl<'a> Analyzer<'a> {
         if symbol != "syscall" {
             return false;
         }
-        let Some(number) = c.args.first() else { return false };
-        let mut e = number;
-        loop {
-            match e {
-                Expr::Cast(x) => e = &x.expr,
-                Expr::Paren(x) => e = &x.expr,
-                Expr::Group(x) => e = &x.expr,
-                _ => break,
-            }
-        }
-        let Expr::Path(np) = e else { return false };
+        let Some(np) = first_arg_path(c) else { return false };
         let Some(last) = np.path.segments.last() else { return false };
         let last = last.ident.unraw().to_string();
         let Some(name) = last.strip_prefix("SYS_").or_else(|| last.strip_prefix("__NR_")) else { return false };
@@ -1185,6 +1166,21 @@ impl<'a> Analyzer<'a> {
     fn pop_layer(&mut self) {
         self.layers.pop();
         self.layer_traits.pop();
+    }
+}
+
+/// A call's first argument when it is a path, through casts and parentheses
+/// (`libc::SYS_futex as i64`, `(RTLD_DEFAULT)`).
+fn first_arg_path(c: &syn::ExprCall) -> Option<&syn::ExprPath> {
+    let mut e = c.args.first()?;
+    loop {
+        match e {
+            Expr::Cast(x) => e = &x.expr,
+            Expr::Paren(x) => e = &x.expr,
+            Expr::Group(x) => e = &x.expr,
+            Expr::Path(p) => return Some(p),
+            _ => return None,
+        }
     }
 }
 
