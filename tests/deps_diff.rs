@@ -57,17 +57,8 @@ impl World {
     }
 
     fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_velaris"));
-        c.current_dir(self.work.path())
-            .env("CARGO_HOME", self.home.path())
-            .env("VELARIS_CACHE_DIR", self.cache.path())
-            .env("NO_COLOR", "1")
-            .env_remove("HTTP_PROXY")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("https_proxy")
-            .env_remove("ALL_PROXY")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
+        let mut c = registry_double::velaris_command(self.work.path(), self.home.path(), self.cache.path());
+        c.env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_AUTHOR_NAME", "t")
             .env("GIT_AUTHOR_EMAIL", "t@example.com")
             .env("GIT_COMMITTER_NAME", "t")

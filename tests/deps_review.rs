@@ -262,17 +262,8 @@ impl World {
     }
 
     fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_velaris"));
-        c.current_dir(self.repo.path())
-            .env("CARGO_HOME", self.home.path())
-            .env("VELARIS_CACHE_DIR", self.cache.path())
-            .env("NO_COLOR", "1")
-            .env_remove("RUST_BACKTRACE")
-            .env_remove("HTTP_PROXY")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("https_proxy")
-            .env_remove("ALL_PROXY");
+        let mut c = registry_double::velaris_command(self.repo.path(), self.home.path(), self.cache.path());
+        c.env_remove("RUST_BACKTRACE");
         git_env(&mut c, self.home.path());
         c
     }

@@ -10,7 +10,6 @@ mod nesting;
 mod registry_double;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
 
 use velaris::package::FileTree;
 use velaris::surface::analyze::{Edition, CrateInput, analyze};
@@ -220,16 +219,8 @@ fn surface_names_the_crate_and_file_and_goes_on() {
     std::fs::create_dir(ws.path().join("src")).unwrap();
     std::fs::write(ws.path().join("src/main.rs"), "fn main() { deep::run(); fine::run(); }\n").unwrap();
 
-    let out = Command::new(env!("CARGO_BIN_EXE_velaris"))
+    let out = registry_double::velaris_command(ws.path(), home.path(), cache.path())
         .args(["surface", "--format", "json"])
-        .current_dir(ws.path())
-        .env("CARGO_HOME", home.path())
-        .env("VELARIS_CACHE_DIR", cache.path())
-        .env("NO_COLOR", "1")
-        .env_remove("HTTP_PROXY")
-        .env_remove("HTTPS_PROXY")
-        .env_remove("http_proxy")
-        .env_remove("https_proxy")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));

@@ -119,16 +119,8 @@ impl World {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_velaris"))
+        registry_double::velaris_command(self.ws.path(), self.home.path(), self.cache.path())
             .args(args)
-            .current_dir(self.ws.path())
-            .env("CARGO_HOME", self.home.path())
-            .env("VELARIS_CACHE_DIR", self.cache.path())
-            .env("NO_COLOR", "1")
-            .env_remove("HTTP_PROXY")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("https_proxy")
             .output()
             .unwrap()
     }

@@ -442,6 +442,23 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// The built `velaris` run in `dir` with `cargo_home` (see [`cargo_home_replacing_crates_io`])
+/// and `cache` as its cache directory, without colour and without any proxy from the
+/// environment: nothing a test runs can reach past 127.0.0.1.
+pub fn velaris_command(dir: &std::path::Path, cargo_home: &std::path::Path, cache: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_velaris"));
+    c.current_dir(dir)
+        .env("CARGO_HOME", cargo_home)
+        .env("VELARIS_CACHE_DIR", cache)
+        .env("NO_COLOR", "1")
+        .env_remove("HTTP_PROXY")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("https_proxy")
+        .env_remove("ALL_PROXY");
+    c
+}
+
 /// A temporary `CARGO_HOME` whose `config.toml` replaces crates.io with `index_url`
 /// (a `sparse+http://...` URL) under the source name `velaris-test`.
 pub fn cargo_home_replacing_crates_io(index_url: &str) -> tempfile::TempDir {

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use super::archives;
 use super::registry_double::{RegistryDouble, cargo_home_replacing_crates_io, sha256_hex};
@@ -93,16 +93,8 @@ impl World {
     }
 
     pub fn run_in(&self, dir: &Path, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_velaris"))
+        super::registry_double::velaris_command(dir, self.home.path(), self.cache.path())
             .args(args)
-            .current_dir(dir)
-            .env("CARGO_HOME", self.home.path())
-            .env("VELARIS_CACHE_DIR", self.cache.path())
-            .env("NO_COLOR", "1")
-            .env_remove("HTTP_PROXY")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("https_proxy")
             .output()
             .unwrap()
     }
