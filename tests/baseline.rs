@@ -24,7 +24,7 @@ fn krate(name: &str, version: &str, via: &[&str], findings: Vec<Finding>) -> Cra
         capabilities: findings.iter().map(|f| f.capability).collect(),
         findings,
         via: via.iter().map(|s| s.to_string()).collect(),
-        files: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -48,6 +48,7 @@ fn program(name: &str, package: &str, crates: Vec<CrateSurface>) -> ProgramSurfa
         crates,
         reached_from_program: Vec::new(),
         calls: Default::default(),
+        ..Default::default()
     }
 }
 

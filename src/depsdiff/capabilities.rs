@@ -281,7 +281,9 @@ pub fn program_effects(lockfile: &str, base: &Side, head: &Side, target: &str) -
     let surface = |s: &Side| s.run_for(target).and_then(|r| r.surface.clone());
     let (Some(b), Some(h)) = (surface(base), surface(head)) else { return Vec::new() };
     let mut out = Vec::new();
-    let names: BTreeSet<&String> = b.programs.iter().chain(&h.programs).map(|p| &p.name).collect();
+    // The probe's own library is not a program of anyone's.
+    let names: BTreeSet<&String> =
+        b.programs.iter().chain(&h.programs).filter(|p| p.package != super::workspaces::PROBE).map(|p| &p.name).collect();
     for name in names {
         let bp = b.programs.iter().find(|p| &p.name == name);
         let hp = h.programs.iter().find(|p| &p.name == name);

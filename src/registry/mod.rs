@@ -44,6 +44,12 @@ pub use batch::BatchError;
 pub use error::{FetchError, Origin};
 pub use index::IndexStatus;
 
+/// The cargo configuration files cargo reads for `cwd`, highest precedence first: each
+/// `.cargo/config.toml` (or `.cargo/config`) from `cwd` up, then `cargo_home`'s.
+pub fn config_files_for(cwd: &std::path::Path, cargo_home: Option<&std::path::Path>) -> Vec<PathBuf> {
+    source::config_files(cwd, cargo_home)
+}
+
 use source::{CargoSources, Resolved, SparseIndex};
 
 /// Default cap for a downloaded or cached `.crate` (and for `config.json`).

@@ -16,9 +16,9 @@ use sha2::{Digest, Sha256};
 
 use super::analyze::{self, CrateAnalysis, CrateInput, Edition, Exports};
 use super::cache::ResultCache;
-use super::cfg::CfgEnv;
+use super::cfg::{CfgEnv, Others};
 use super::analyze::summary::CARRIED;
-use super::model::{CallStats, Capability, CrateSurface, Finding, ProgramSurface, Reached, Scope, Surface};
+use super::model::{CallStats, Capability, CrateSurface, Finding, MAX_UNLOADED, ProgramKind, ProgramSurface, Reached, Scope, Surface, Unloaded, UnloadedReason};
 use super::rules::Rules;
 use crate::package::{self, FileTree, Limits};
 use crate::registry::{BatchError, FetchOptions, Fetcher, PackageRef};
@@ -399,6 +399,26 @@ fn kind_findings(unit: &Unit, ws: &Workspace) -> Vec<Finding> {
 
 const NATIVE_BUILD_DEPS: &[&str] = &["cc", "cmake", "pkg-config", "bindgen", "autotools", "vcpkg", "nasm-rs"];
 
+/// The `--cfg` values of the rustflags cargo would use for the workspace and the target (see
+/// [`super::cfg::flags`]).
+fn workspace_flags(config: &Config, cfg: &CfgEnv) -> Result<Vec<cargo_platform::Cfg>, SurfaceError> {
+    let env: Vec<(String, String)> = match &config.fetch.env {
+        Some(env) => env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        None => std::env::vars().collect(),
+    };
+    let cargo_home = config.fetch.cargo_home.clone().or_else(|| {
+        match env.iter().find(|(k, v)| k == "CARGO_HOME" && !v.is_empty()) {
+            Some((_, h)) => {
+                let h = PathBuf::from(h);
+                Some(if h.is_absolute() { h } else { config.root.join(h) })
+            }
+            None => dirs::home_dir().map(|h| h.join(".cargo")),
+        }
+    });
+    let src = super::cfg::flags::FlagSources { cwd: &config.root, cargo_home: cargo_home.as_deref(), env: &env };
+    super::cfg::flags::workspace_cfgs(&src, cfg).map_err(|e| SurfaceError::Config(format!("rustflags: {e}")))
+}
+
 /// Analyze every unit; results indexed like `graph.units`.
 fn analyze_all(
     config: &Config,
@@ -438,6 +458,8 @@ fn analyze_all(
     let markers: Vec<String> = graph.units.iter().map(marker_of).collect();
     let by_marker: HashMap<&str, usize> = markers.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
     let base_cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
+    let flags = workspace_flags(config, &base_cfg)?;
+    let base_cfg = base_cfg.with_flags(&flags);
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     for lv in 0..=max_level {
         let todo: Vec<usize> = (0..n).filter(|&i| level[i] == lv).collect();
@@ -535,24 +557,6 @@ fn marker_of(unit: &Unit) -> String {
     format!("__velaris_crate_{hex}")
 }
 
-/// The cfg names a build script sets (`cargo:rustc-cfg=NAME`, `cargo::rustc-cfg=NAME`) or
-/// declares (`rustc-check-cfg=cfg(NAME)`), read from its source text.
-fn build_script_cfgs(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for marker in ["rustc-cfg=", "rustc-check-cfg=cfg("] {
-        for (i, _) in text.match_indices(marker) {
-            let rest = &text[i + marker.len()..];
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-            if !name.is_empty() {
-                out.push(name);
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// What every unit's analysis shares.
 struct UnitCtx<'a> {
     sources: &'a Sources,
@@ -572,9 +576,20 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
     }
     // Only registry packages are cached: their checksum names their source for good.
     let digests: Vec<(String, String)> = deps.iter().map(|(n, d)| (n.clone(), d.digest.to_string())).collect();
+    // The cfgs the unit is compiled under. Names the compiler does not set are unknown in a
+    // package with a build script (it may set any, however it prints it), false elsewhere;
+    // the workspace's `--cfg` flags are true, except on the host side, which they may not
+    // reach.
+    let mut cfg = base_cfg.with_features(&unit.features);
+    if unit.scope == Scope::Build {
+        cfg = cfg.for_host_unit();
+    }
+    let others = if ctx.build_root.is_some() && unit.kind != UnitKind::BuildScript { Others::Unknown } else { Others::False };
+    let cfg = cfg.with_others(others);
     // The store key of a package read from the store; a package on disk is never cached.
     let store_key = SourceStore::key(&unit.package).filter(|k| unit.package_dir.is_none() && sources.crates.contains_key(k));
-    let cache_key = store_key.as_deref().map(|c| cache.key(c, unit, target, &digests));
+    let keyed_target = format!("{target}\n{}", cfg.fingerprint());
+    let cache_key = store_key.as_deref().map(|c| cache.key(c, unit, &keyed_target, &digests));
     if let Some(hit) = cache_key.as_deref().and_then(|k| cache.get(k)) {
         return Ok(hit);
     }
@@ -597,11 +612,6 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
         };
         return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, why)], ..CrateAnalysis::default() });
     };
-    let mut unknown: Vec<String> = unit.check_cfgs.clone();
-    if let Some(text) = ctx.build_root.and_then(|b| tree.get(b)).and_then(|b| std::str::from_utf8(b).ok()) {
-        unknown.extend(build_script_cfgs(text));
-    }
-    let cfg = base_cfg.with_features(&unit.features).with_unknown(unknown.iter().map(String::as_str));
     let dep_map: BTreeMap<String, std::sync::Arc<Exports>> = deps.iter().map(|(n, d)| (n.clone(), d.analysis.exports.clone())).collect();
     let input = CrateInput {
         crate_name: &unit.crate_name,
@@ -724,8 +734,15 @@ pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, Surfac
     let disk_trees = Mutex::new(BTreeMap::new());
     let rules_fingerprint = format!("{:x}", fingerprint.finalize());
     let analyses = analyze_all(config, &ws, &graph, &sources, rules, &rules_fingerprint, &disk_trees)?;
-    let surface = assemble(&graph, &analyses, &config.target);
     let disk = disk_trees.into_inner().unwrap();
+    let package_files = |u: &Unit| -> Option<Vec<String>> {
+        let names: Vec<String> = match &u.package_dir {
+            Some(dir) => disk.get(dir)?.keys().cloned().collect(),
+            None => sources.crates.get(&SourceStore::key(&u.package)?)?.files.iter().cloned().collect(),
+        };
+        Some(names.into_iter().filter(|f| f.ends_with(".rs")).collect())
+    };
+    let surface = assemble_with(&graph, &analyses, &config.target, &package_files);
     let mut trees: BTreeMap<(String, String), std::sync::Arc<FileTree>> = BTreeMap::new();
     for unit in &graph.units {
         let key = key_of(&unit.package);
@@ -748,6 +765,59 @@ pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, Surfac
 
 /// Per-program surfaces from the per-unit analyses.
 pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surface {
+    assemble_with(graph, analyses, target, &|_| None)
+}
+
+/// The `.rs` files of a package that no unit compiled into the program analysed, with why:
+/// declared under a false cfg (with the predicate), another target of the package (tests,
+/// benches, examples, other binaries), or declared nowhere. At most [`MAX_UNLOADED`], and the
+/// count of all.
+fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>) -> (Vec<Unloaded>, u64) {
+    let mut out = Vec::new();
+    let mut count = 0u64;
+    for f in all {
+        if loaded.contains(f) {
+            continue;
+        }
+        count += 1;
+        if out.len() >= MAX_UNLOADED {
+            continue;
+        }
+        let (reason, detail) = if let Some(d) = skipped.get(f) {
+            (UnloadedReason::CfgFalse, d.clone())
+        } else if let Some((m, d)) = under_skipped(f, skipped) {
+            // In the directory of a module file that is itself not compiled: its children.
+            (UnloadedReason::CfgFalse, format!("under {m}, {d}"))
+        } else if ["tests/", "benches/", "examples/", "src/bin/"].iter().any(|p| f.starts_with(p)) || f == "src/main.rs" {
+            (UnloadedReason::OtherTarget, String::new())
+        } else {
+            (UnloadedReason::NotDeclared, String::new())
+        };
+        out.push(Unloaded { file: f.clone(), reason, detail });
+    }
+    (out, count)
+}
+
+/// The skipped module file whose directory holds `f` (`src/arch/aarch64/mod.rs` for
+/// `src/arch/aarch64/neon/x.rs`; `src/kv.rs` for `src/kv/key.rs`), with its detail.
+fn under_skipped<'a>(f: &str, skipped: &'a BTreeMap<String, String>) -> Option<(&'a str, &'a str)> {
+    let mut dir = f;
+    while let Some(i) = dir.rfind('/') {
+        dir = &dir[..i];
+        for cand in [format!("{dir}/mod.rs"), format!("{dir}.rs")] {
+            if cand != f
+                && let Some((k, d)) = skipped.get_key_value(&cand)
+            {
+                return Some((k.as_str(), d.as_str()));
+            }
+        }
+    }
+    None
+}
+
+/// [`assemble`], with the `.rs` files of each unit's package (for each crate's `unloaded`
+/// list; `None`: not listed).
+pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, package_files: &dyn Fn(&Unit) -> Option<Vec<String>>) -> Surface {
     let mut programs = Vec::new();
     for prog in &graph.programs {
         // Crates by (name, version): findings of all their units (lib, build script).
@@ -756,6 +826,11 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
         let mut reached: BTreeMap<(String, String), BTreeSet<Capability>> = BTreeMap::new();
         let mut calls = CallStats::default();
         let mut lib_names: BTreeMap<(String, String), String> = BTreeMap::new();
+        // Per crate: the files its units skipped (under a false cfg), and its package's files.
+        let mut skipped: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
+        let mut pkg_files: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        // What the program itself can do.
+        let mut capabilities: BTreeSet<Capability> = BTreeSet::new();
         for (unit_idx, path) in graph.reachable(prog) {
             let unit = &graph.units[unit_idx];
             let a = &analyses[unit_idx];
@@ -791,12 +866,28 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
                 findings: Vec::new(),
                 via: via.clone(),
                 files: Vec::new(),
+                unloaded: Vec::new(),
+                unloaded_count: 0,
             });
             if via.len() < entry.via.len() {
                 entry.via = via;
             }
             entry.findings.extend(a.findings.iter().cloned());
             entry.files.extend(a.files.iter().cloned());
+            // A proc macro's own code (not its build script's) runs in the builds that use it:
+            // for a proc-macro program, that is what it does.
+            let own_build = prog.kind == ProgramKind::ProcMacro && unit.kind != UnitKind::BuildScript && unit.scope == Scope::Build;
+            capabilities.extend(a.findings.iter().filter(|f| f.counts_for_program() || own_build).map(|f| f.capability));
+            let key = key_of(&unit.package);
+            let sk = skipped.entry(key.clone()).or_default();
+            for s in &a.skipped {
+                sk.entry(s.file.clone()).or_insert_with(|| s.detail.clone());
+            }
+            if !pkg_files.contains_key(&key)
+                && let Some(files) = package_files(unit)
+            {
+                pkg_files.insert(key, files);
+            }
         }
         // Every crate compiled into the program, clean ones too: "analysed and clean" is not
         // "not in the graph".
@@ -808,14 +899,17 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
                 c.files.sort();
                 c.files.dedup();
                 c.capabilities = c.findings.iter().map(|f| f.capability).collect();
+                let key = (c.name.clone(), c.version.clone());
+                if let Some(all) = pkg_files.get(&key) {
+                    let loaded: BTreeSet<String> = c.files.iter().cloned().collect();
+                    let (list, count) = unloaded(all, &loaded, skipped.get(&key).unwrap_or(&BTreeMap::new()));
+                    c.unloaded = list;
+                    c.unloaded_count = count;
+                }
                 c
             })
             .collect();
         list.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
-        let capabilities = list
-            .iter()
-            .flat_map(|c| c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability))
-            .collect();
         let reached_from_program = list
             .iter()
             .filter(|c| (c.name.as_str(), c.version.as_str()) != (prog.package.name.as_str(), prog.package.version.as_str()))
@@ -844,6 +938,7 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
             .collect();
         programs.push(ProgramSurface {
             name: prog.name.clone(),
+            kind: prog.kind,
             package: prog.package.name.clone(),
             capabilities,
             crates: list,

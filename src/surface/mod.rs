@@ -23,4 +23,4 @@ pub mod model;
 pub mod render;
 pub mod rules;
 
-pub use model::{CallStats, Capability, CrateSurface, Finding, Hop, ProgramSurface, Reached, Scope, Surface};
+pub use model::{CallStats, Capability, CrateSurface, Finding, Hop, ProgramKind, ProgramSurface, Reached, Scope, Surface, Unloaded, UnloadedReason};

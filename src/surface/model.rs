@@ -175,7 +175,7 @@ impl Finding {
 }
 
 /// One crate's contribution to a program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrateSurface {
     pub name: String,
     pub version: String,
@@ -188,12 +188,97 @@ pub struct CrateSurface {
     /// script).
     #[serde(default)]
     pub files: Vec<String>,
+    /// The package's `.rs` files that were not analysed, each with why (at most
+    /// [`MAX_UNLOADED`] of them, sorted): the check that nothing compiled was dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unloaded: Vec<Unloaded>,
+    /// How many `.rs` files were not analysed in all (`unloaded` may hold fewer).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unloaded_count: u64,
 }
 
-/// One program (binary target) and everything compiled into it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The most files a crate's `unloaded` list holds.
+pub const MAX_UNLOADED: usize = 1000;
+
+/// A source file of a package that is not compiled into the program, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Unloaded {
+    pub file: String,
+    pub reason: UnloadedReason,
+    /// For `cfg-false`: the predicate and the declaration's place (`#[cfg(windows)] at
+    /// src/lib.rs:12`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// Why a package's `.rs` file was not analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnloadedReason {
+    /// A module declaration names it under a cfg that is false for the target and features.
+    CfgFalse,
+    /// Under `tests/`, `benches/` or `examples/`, or another binary of the package: a target
+    /// that is not compiled into this program.
+    OtherTarget,
+    /// No module of any compiled target declares it (and no `include!` reads it).
+    NotDeclared,
+}
+
+impl UnloadedReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnloadedReason::CfgFalse => "cfg-false",
+            UnloadedReason::OtherTarget => "other-target",
+            UnloadedReason::NotDeclared => "not-declared",
+        }
+    }
+}
+
+/// What kind of artifact a program is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProgramKind {
+    /// A binary target.
+    #[default]
+    Bin,
+    /// A `cdylib` library: a plugin, a Python or Node extension, a shared object for C.
+    Cdylib,
+    /// A `staticlib` library, linked into a C program.
+    Staticlib,
+    /// A Rust `dylib`.
+    Dylib,
+    /// The library of a member with no other artifact: whatever its public items reach.
+    Lib,
+    /// A proc-macro member: runs in the builds of the crates that use it.
+    ProcMacro,
+}
+
+impl ProgramKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProgramKind::Bin => "bin",
+            ProgramKind::Cdylib => "cdylib",
+            ProgramKind::Staticlib => "staticlib",
+            ProgramKind::Dylib => "dylib",
+            ProgramKind::Lib => "lib",
+            ProgramKind::ProcMacro => "proc-macro",
+        }
+    }
+}
+
+/// One program (a binary, a shared or static library, a library-only member) and everything
+/// compiled into it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProgramSurface {
+    /// A binary's name; for another artifact `KIND:NAME` with the library's name
+    /// (`cdylib:plugin`, `lib:core_utils`), so it never collides with a binary's.
     pub name: String,
+    #[serde(default)]
+    pub kind: ProgramKind,
     pub package: String,
     /// What the program can do at run time, plus the `build.*` kinds when its build runs code
     /// (see [`Finding::counts_for_program`]); build-time findings stay with their crates.

@@ -44,15 +44,16 @@ pub fn human(surface: &Surface, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "target {}", escape::line(&surface.target));
     if surface.programs.is_empty() {
-        let _ = writeln!(out, "\nno programs (no binary targets in the workspace)");
+        let _ = writeln!(out, "\nno programs (no binaries, libraries or other artifacts in the workspace)");
     }
     for p in &surface.programs {
         out.push('\n');
         let caps: Vec<&str> = p.capabilities.iter().map(|c| c.as_str()).collect();
         let _ = writeln!(
             out,
-            "program {} (package {}): {}",
+            "program {} ({}package {}): {}",
             escape::line(&p.name),
+            if p.kind == super::model::ProgramKind::Bin { String::new() } else { format!("{}, ", p.kind.as_str()) },
             escape::line(&p.package),
             if caps.is_empty() { "no capabilities".to_string() } else { caps.join(", ") }
         );
@@ -64,6 +65,18 @@ pub fn human(surface: &Surface, verbose: bool) -> String {
             p.crates.len(),
             if p.crates.len() == 1 { "" } else { "s" }
         );
+        // Coverage: the packages' source files no compiled module declares, or declares under
+        // a false cfg (the JSON lists them, with why).
+        let not_loaded: u64 = p.crates.iter().map(|c| c.unloaded_count).sum();
+        if not_loaded > 0 {
+            let cfg_false: usize = p.crates.iter().flat_map(|c| &c.unloaded).filter(|u| u.reason == super::model::UnloadedReason::CfgFalse).count();
+            let other: usize = p.crates.iter().flat_map(|c| &c.unloaded).filter(|u| u.reason == super::model::UnloadedReason::OtherTarget).count();
+            let _ = writeln!(
+                out,
+                "  {not_loaded} source file{} of these packages not compiled in: {cfg_false} under a false cfg, {other} of other targets (tests, examples, other binaries), the rest declared by no module",
+                if not_loaded == 1 { "" } else { "s" }
+            );
+        }
         // Informational: how far the program's own calls reach into what its dependencies can do.
         let of: usize = p.reached_from_program.iter().map(|r| r.capabilities.len()).sum();
         if p.calls.total > 0 || of > 0 {

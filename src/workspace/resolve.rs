@@ -26,7 +26,7 @@ use std::rc::Rc;
 use super::error::{WorkspaceError, parse_toml};
 use super::manifest::{DepDecl, DepKind, FeatureValue, Files, LibTarget, Manifest, parse_manifest};
 use super::{BUILD_SCRIPT_DEP, Graph, NotBuilt, NotBuiltReason, PackageId, Program, SkippedBin, Unit, UnitKind, Workspace};
-use crate::surface::model::Scope;
+use crate::surface::model::{ProgramKind, Scope};
 
 /// Everything [`Workspace::resolve_with`] needs from its caller.
 pub struct ResolveOptions<'a> {
@@ -175,6 +175,7 @@ impl<'w, 'o> Resolver<'w, 'o> {
                         name: id.name.replace('-', "_"),
                         path: "src/lib.rs".into(),
                         proc_macro: false,
+                        crate_types: Vec::new(),
                     }),
                     bins: Vec::new(),
                     build: None,
@@ -838,8 +839,33 @@ impl Workspace {
             } else {
                 Fk::Normal
             };
-            b.lib(m, fk)?;
+            let lib_unit = b.lib(m, fk)?;
+            let lib_target = b.r.data(m).manifest.lib.clone();
             let bins = b.r.data(m).manifest.bins.clone();
+            // The library as an artifact of its own: each shared, static or Rust dynamic
+            // library it is built as; and, for a member that ships nothing else, the library
+            // itself (its public items are what users of it reach).
+            if let (Some(lu), Some(lt)) = (lib_unit, &lib_target) {
+                let package = b.r.id(m).clone();
+                let mut kinds: Vec<ProgramKind> = Vec::new();
+                for t in &lt.crate_types {
+                    let k = match t.as_str() {
+                        "cdylib" => ProgramKind::Cdylib,
+                        "staticlib" => ProgramKind::Staticlib,
+                        "dylib" => ProgramKind::Dylib,
+                        _ => continue,
+                    };
+                    if !kinds.contains(&k) {
+                        kinds.push(k);
+                    }
+                }
+                if kinds.is_empty() && bins.is_empty() {
+                    kinds.push(if lt.proc_macro { ProgramKind::ProcMacro } else { ProgramKind::Lib });
+                }
+                for kind in kinds {
+                    programs.push(Program { name: format!("{}:{}", kind.as_str(), lt.name), kind, package: package.clone(), unit: lu });
+                }
+            }
             for bin in bins {
                 let missing = b.missing_features(m, &bin.required_features)?;
                 let package = b.r.id(m).clone();
@@ -854,6 +880,7 @@ impl Workspace {
                 let unit = b.bin(m, &bin.name, &bin.path)?;
                 programs.push(Program {
                     name: bin.name.clone(),
+                    kind: ProgramKind::Bin,
                     package,
                     unit,
                 });

@@ -455,7 +455,11 @@ pub fn velaris_command(dir: &std::path::Path, cargo_home: &std::path::Path, cach
         .env_remove("HTTPS_PROXY")
         .env_remove("http_proxy")
         .env_remove("https_proxy")
-        .env_remove("ALL_PROXY");
+        .env_remove("ALL_PROXY")
+        // The rustflags cargo would use decide cfgs: none from the test's environment.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS");
     c
 }
 

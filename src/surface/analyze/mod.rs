@@ -197,11 +197,22 @@ pub struct CrateAnalysis {
     /// The crate's calls, and how many name a known callee.
     #[serde(default)]
     pub calls: crate::surface::model::CallStats,
+    /// Module files the crate declares under a cfg that is false here (not analysed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
     /// The sha256 of `exports` as JSON, part of dependents' cache keys: kept with a cached
     /// result so that a warm run does not serialize every crate's exports again. Empty until
     /// the engine sets it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub exports_digest: String,
+}
+
+/// A module file declared under a false cfg: `file`, and `detail` (the predicate and where
+/// the declaration is).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct SkippedFile {
+    pub file: String,
+    pub detail: String,
 }
 
 /// Analyze one crate target.
@@ -270,7 +281,11 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
     let mut files = loaded.files;
     files.sort();
     files.dedup();
-    CrateAnalysis { findings, exports: std::sync::Arc::new(exports), files, calls, exports_digest: String::new() }
+    let mut skipped: Vec<SkippedFile> =
+        loaded.skipped.into_iter().map(|d| SkippedFile { file: d.file, detail: format!("{} at {}", d.predicate, d.at) }).collect();
+    skipped.sort();
+    skipped.dedup_by(|a, b| a.file == b.file);
+    CrateAnalysis { findings, exports: std::sync::Arc::new(exports), files, calls, skipped, exports_digest: String::new() }
 }
 
 #[cfg(test)]
