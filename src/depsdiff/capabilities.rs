@@ -252,7 +252,7 @@ pub fn cap_rank(c: Capability, scope: Scope) -> u8 {
     use Capability::*;
     let base = match c {
         BuildScript | BuildProcMacro | BuildNative => 0,
-        FsWrite | NetConnect | NetListen | ProcessSpawn | Ffi | DynamicLoad => 1,
+        FsWrite | NetConnect | NetListen | ProcessSpawn | Ffi | DynamicLoad | PreMain => 1,
         FsRead | EnvRead | EnvWrite | Unanalyzed => 3,
         Unsafe | Asm => 4,
     };

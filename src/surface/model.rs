@@ -21,6 +21,7 @@ pub enum Capability {
     Unsafe,
     Asm,
     DynamicLoad,
+    PreMain,
     BuildScript,
     BuildProcMacro,
     BuildNative,
@@ -40,6 +41,7 @@ impl Capability {
         Capability::Unsafe,
         Capability::Asm,
         Capability::DynamicLoad,
+        Capability::PreMain,
         Capability::BuildScript,
         Capability::BuildProcMacro,
         Capability::BuildNative,
@@ -60,6 +62,7 @@ impl Capability {
             Capability::Unsafe => "unsafe",
             Capability::Asm => "asm",
             Capability::DynamicLoad => "dynamic-load",
+            Capability::PreMain => "pre-main",
             Capability::BuildScript => "build.script",
             Capability::BuildProcMacro => "build.proc-macro",
             Capability::BuildNative => "build.native",
@@ -336,7 +339,7 @@ mod tests {
             assert_eq!(c.as_str().parse::<Capability>().unwrap(), *c);
             assert!(seen.insert(c.as_str()));
         }
-        assert_eq!(seen.len(), 15);
+        assert_eq!(seen.len(), 16);
         assert!("fs.exec".parse::<Capability>().is_err());
     }
 }

@@ -91,9 +91,9 @@ pub(crate) struct Module {
     /// Child modules by name, with whether they are `pub`.
     pub children: Vec<(String, ModId, bool)>,
     /// Where `mod x;` looks for `x.rs` / `x/mod.rs`.
-    child_dir: String,
+    pub child_dir: String,
     /// What `#[path]` on a `mod` of this module is relative to.
-    path_dir: String,
+    pub path_dir: String,
 }
 
 pub(crate) struct Loaded {
@@ -491,7 +491,7 @@ pub(crate) struct ModFiles {
 }
 
 impl ModFiles {
-    fn of(attrs: &[syn::Attribute], cfg: &dyn CfgEval) -> ModFiles {
+    pub(crate) fn of(attrs: &[syn::Attribute], cfg: &dyn CfgEval) -> ModFiles {
         let found = path_attrs(attrs, cfg);
         let mut out = ModFiles { default: true, ..ModFiles::default() };
         for (state, p) in found {
@@ -507,6 +507,43 @@ impl ModFiles {
         }
         out
     }
+}
+
+/// Where an out-of-line `mod` may be.
+pub(crate) struct ModCandidates {
+    /// Every file tried: each possible `#[path]` (true) and the default files (false).
+    pub tried: Vec<(String, bool)>,
+    /// Those that exist, one default at most (rustc takes the first of `x.rs`, `x/mod.rs`).
+    pub existing: Vec<(String, bool)>,
+    /// `path` values that lead out of the package.
+    pub outside: Vec<String>,
+}
+
+/// The files a `mod name;` with these `path` possibilities is, in some configuration:
+/// `path`s are relative to `path_dir`, the default files to `child_dir`.
+pub(crate) fn mod_candidates(files: &ModFiles, path_dir: &str, child_dir: &str, name: &str, tree: &FileTree) -> ModCandidates {
+    let mut tried: Vec<(String, bool)> = Vec::new();
+    let mut outside: Vec<String> = Vec::new();
+    for p in &files.paths {
+        match paths::join(path_dir, p) {
+            Some(t) => tried.push((t, true)),
+            None => outside.push(p.clone()),
+        }
+    }
+    let defaults = paths::module_candidates(child_dir, name);
+    if files.default {
+        tried.extend(defaults.iter().map(|d| (d.clone(), false)));
+    }
+    let mut existing: Vec<(String, bool)> = Vec::new();
+    for (c, via_path) in &tried {
+        if !via_path && existing.iter().any(|(e, p)| !p && defaults.contains(e)) {
+            continue;
+        }
+        if tree.contains_key(c.as_str()) && !existing.iter().any(|(e, _)| e == c) {
+            existing.push((c.clone(), *via_path));
+        }
+    }
+    ModCandidates { tried, existing, outside }
 }
 
 /// A module file the crate declares but does not compile for the target: the declaration is
@@ -963,30 +1000,8 @@ impl<'a> Loader<'a> {
         }
         let at = format!("{file}:{}", im.mod_token.span.start().line);
         let base = &self.modules[parent];
-        // Every file the module is in some configuration: each possible `#[path]` (relative to
-        // the module's directory), and the default file when no `path` may be active.
-        let mut candidates: Vec<(String, bool)> = Vec::new();
-        let mut outside: Vec<String> = Vec::new();
-        for p in &files.paths {
-            match paths::join(&base.path_dir, p) {
-                Some(t) => candidates.push((t, true)),
-                None => outside.push(p.clone()),
-            }
-        }
-        let defaults = paths::module_candidates(&base.child_dir, &name);
-        if files.default {
-            candidates.extend(defaults.iter().map(|d| (d.clone(), false)));
-        }
-        let mut existing: Vec<(String, bool)> = Vec::new();
-        for (c, via_path) in &candidates {
-            // `x.rs` and `x/mod.rs` are one candidate: rustc takes the first that exists.
-            if !via_path && existing.iter().any(|(e, p)| !p && defaults.contains(e)) {
-                continue;
-            }
-            if self.tree.contains_key(c.as_str()) && !existing.iter().any(|(e, _)| e == c) {
-                existing.push((c.clone(), *via_path));
-            }
-        }
+        let ModCandidates { tried: candidates, mut existing, outside } =
+            mod_candidates(&files, &base.path_dir, &base.child_dir, &name, self.tree);
         for p in &outside {
             // `#[path]` leading out of the package (`../../x.rs`, an absolute path): cargo
             // would compile that file, but only the package's own files are read.

@@ -257,7 +257,7 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
     let (loaded, mut sink) = loader::Loader::new(u.files, cfg, u.scope, &ex).load(u.root, &parts);
     let resolver = scope::Resolver::new(&loaded.modules, u.crate_name, u.deps, rules, cfg, &ex);
     let file_names: Vec<Rc<str>> = loaded.files.iter().map(|f| Rc::from(f.as_str())).collect();
-    let (graph, calls) = {
+    let (graph, calls, extra_files) = {
         let mut a = visit::Analyzer::new(&resolver, u.files, cfg, rules, &mut sink);
         a.version = Rc::from(u.version);
         for (m, module) in loaded.modules.iter().enumerate() {
@@ -268,7 +268,7 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
                 a.visit_item(&entry.item);
             }
         }
-        (std::mem::take(&mut a.graph), a.calls)
+        (std::mem::take(&mut a.graph), a.calls, std::mem::take(&mut a.extra_files))
     };
     // Shared: a summary is exported under each public path of its item, and re-exported by
     // dependents.
@@ -279,6 +279,7 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
     findings.sort();
     findings.dedup();
     let mut files = loaded.files;
+    files.extend(extra_files);
     files.sort();
     files.dedup();
     let mut skipped: Vec<SkippedFile> =

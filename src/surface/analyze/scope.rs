@@ -292,11 +292,21 @@ pub(crate) struct Resolver<'a> {
     macro_memo: RefCell<HashMap<(ModId, String), Option<MacroRef>>>,
     /// Field name → the known types of struct fields with that name, crate-wide.
     pub field_types: HashMap<String, Vec<String>>,
+    /// (struct key, field name) → the field's type (wrappers such as `Option` looked
+    /// through), for `self.field` and other receivers whose struct is known.
+    pub struct_fields: HashMap<(String, String), String>,
     /// Function or method key (`crate::a::f`, `crate::a::Client::send`) → the type key of
     /// what it returns, where the signature names one (see [`Resolver::value_type`]).
     pub returns: BTreeMap<String, String>,
     /// The keys of the crate's traits (`crate::io::Journal`).
     pub local_traits: HashSet<String>,
+    /// Associated types of the crate's `impl`s: `{type key}::{Name}` → the type it is
+    /// (`crate::Shell::Cmd` → `std::process::Command`), for `Self::Cmd::new` and
+    /// `<Shell as Tr>::Cmd::new`.
+    pub assoc_types: HashMap<String, String>,
+    /// Every type a trait's associated type is in the crate's `impl`s of it:
+    /// `{trait key}::{Name}` → types, for `<T as Tr>::Name` with `T` unknown.
+    pub trait_assoc: HashMap<String, Vec<String>>,
     /// The keys of the crate's functions and methods written at module level and in `impl`
     /// blocks: a method call on a local type that names none of them comes from a trait.
     pub local_fns: HashSet<String>,
@@ -358,8 +368,11 @@ impl<'a> Resolver<'a> {
             depth: Cell::new(0),
             macro_memo: RefCell::new(HashMap::new()),
             field_types: HashMap::new(),
+            struct_fields: HashMap::new(),
             returns: BTreeMap::new(),
             local_traits: HashSet::new(),
+            assoc_types: HashMap::new(),
+            trait_assoc: HashMap::new(),
             local_fns: HashSet::new(),
         };
         // Root `extern crate x as y;` also enter the extern prelude.
@@ -375,12 +388,66 @@ impl<'a> Resolver<'a> {
             let target = r.extern_crate(&x);
             r.extern_prelude.insert(name, target);
         }
-        r.field_types = r.collect_field_types(cfg);
+        let (fields, by_struct) = r.collect_field_types(cfg);
+        r.field_types = fields;
+        r.struct_fields = by_struct;
         let (mut traits, mut fns) = (HashSet::new(), HashSet::new());
         r.returns = r.collect_returns(cfg, &mut traits, &mut fns);
         r.local_traits = traits;
         r.local_fns = fns;
+        let (assoc, by_trait) = r.collect_assoc_types(cfg);
+        r.assoc_types = assoc;
+        r.trait_assoc = by_trait;
         r
+    }
+
+    /// The associated types of the crate's `impl`s, by implementing type and by trait.
+    #[allow(clippy::type_complexity)]
+    fn collect_assoc_types(&self, cfg: &dyn CfgEval) -> (HashMap<String, String>, HashMap<String, Vec<String>>) {
+        let mut by_type = HashMap::new();
+        let mut by_trait: HashMap<String, Vec<String>> = HashMap::new();
+        for (m, module) in self.modules.iter().enumerate() {
+            let ctx = Ctx { module: m, layers: &[] };
+            for e in &module.entries {
+                let Item::Impl(i) = &e.item else { continue };
+                let self_key = self.type_key(ctx, &i.self_ty);
+                let trait_key = i.trait_.as_ref().and_then(|(_, p, _)| self.trait_key(ctx, p));
+                for it in &i.items {
+                    let syn::ImplItem::Type(t) = it else { continue };
+                    if !super::attrs::holds(&t.attrs, cfg) {
+                        continue;
+                    }
+                    let Some(target) = self.value_type(ctx, &t.ty, self_key.as_deref(), 0) else { continue };
+                    let name = t.ident.unraw().to_string();
+                    if let Some(k) = &self_key {
+                        by_type.insert(format!("{k}::{name}"), target.clone());
+                    }
+                    if let Some(tk) = &trait_key {
+                        let v = by_trait.entry(format!("{tk}::{name}")).or_default();
+                        if !v.contains(&target) {
+                            v.push(target);
+                        }
+                    }
+                }
+            }
+        }
+        for v in by_trait.values_mut() {
+            v.sort();
+        }
+        (by_type, by_trait)
+    }
+
+    /// The key of a trait named by `path`: `crate::..` for the crate's own, the resolved
+    /// path for another crate's or std's.
+    pub fn trait_key(&self, ctx: Ctx, path: &syn::Path) -> Option<String> {
+        let up = UsePath::from_path(path);
+        match self.resolve(ctx, &up, true)? {
+            Res::Local(segs) => Some(Self::local_key(&segs)),
+            r => match self.finalize(r)? {
+                Target::Path(segs) => Some(segs.join("::")),
+                _ => None,
+            },
+        }
     }
 
     /// What the crate's functions and methods return, by their keys, where the signature
@@ -431,9 +498,10 @@ impl<'a> Resolver<'a> {
     }
 
     /// The type methods are called on when a value of type `ty` is used: `Self` is the
-    /// `impl`'s type, and the wrappers that `?`, `.await`, `.unwrap()` or auto-deref take
-    /// off (`Result<T, E>`, `Option<T>`, `Box<T>`, `Arc<T>`, `Rc<T>`, `Poll<T>`, any
-    /// `Result<T>` alias) are looked through to `T`.
+    /// `impl`'s type, and the wrappers that `?`, `.await`, `.unwrap()`, `.lock()` or
+    /// auto-deref take off (`Result<T, E>`, `Option<T>`, `Box<T>`, `Arc<T>`, `Rc<T>`,
+    /// `Poll<T>`, `Mutex<T>`, `RwLock<T>`, `RefCell<T>`, `Pin<T>`, any `Result<T>` alias) are
+    /// looked through to `T`.
     pub fn value_type(&self, ctx: Ctx, ty: &syn::Type, self_ty: Option<&str>, depth: u8) -> Option<String> {
         if depth > 4 {
             return None;
@@ -447,7 +515,10 @@ impl<'a> Resolver<'a> {
                 if p.path.segments.len() == 1 && last.ident == "Self" {
                     return self_ty.map(str::to_string);
                 }
-                if matches!(last.ident.to_string().as_str(), "Result" | "Option" | "Box" | "Arc" | "Rc" | "Poll") {
+                if matches!(
+                    last.ident.to_string().as_str(),
+                    "Result" | "Option" | "Box" | "Arc" | "Rc" | "Poll" | "Mutex" | "RwLock" | "RefCell" | "Pin" | "ManuallyDrop"
+                ) {
                     let syn::PathArguments::AngleBracketed(a) = &last.arguments else { return None };
                     let Some(syn::GenericArgument::Type(inner)) = a.args.first() else { return None };
                     return self.value_type(ctx, inner, self_ty, depth + 1);
@@ -471,15 +542,25 @@ impl<'a> Resolver<'a> {
         Res::Dep { krate: x.to_string(), rest: Vec::new() }
     }
 
-    fn collect_field_types(&self, cfg: &dyn CfgEval) -> HashMap<String, Vec<String>> {
+    #[allow(clippy::type_complexity)]
+    fn collect_field_types(&self, cfg: &dyn CfgEval) -> (HashMap<String, Vec<String>>, HashMap<(String, String), String>) {
         let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        let mut by_struct = HashMap::new();
         for (m, module) in self.modules.iter().enumerate() {
             for e in &module.entries {
                 let Item::Struct(s) = &e.item else { continue };
-                for f in s.fields.iter().filter(|f| super::attrs::holds(&f.attrs, cfg)) {
-                    let Some(name) = &f.ident else { continue };
-                    if let Some(t) = self.type_key(Ctx { module: m, layers: &[] }, &f.ty) {
-                        let v = out.entry(name.to_string()).or_default();
+                let ctx = Ctx { module: m, layers: &[] };
+                let key = Self::local_key(&self.local_path(m, &s.ident.unraw().to_string()));
+                for (i, f) in s.fields.iter().enumerate().filter(|(_, f)| super::attrs::holds(&f.attrs, cfg)) {
+                    let name = f.ident.as_ref().map_or_else(|| i.to_string(), |n| n.unraw().to_string());
+                    if let Some(t) = self.value_type(ctx, &f.ty, Some(&key), 0) {
+                        by_struct.insert((key.clone(), name.clone()), t);
+                    }
+                    if f.ident.is_none() {
+                        continue;
+                    }
+                    if let Some(t) = self.type_key(ctx, &f.ty) {
+                        let v = out.entry(name).or_default();
                         if !v.contains(&t) {
                             v.push(t);
                         }
@@ -487,7 +568,7 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
-        out
+        (out, by_struct)
     }
 
     /// The canonical path of a named type (`&mut OpenOptions` → `std::fs::OpenOptions`), for

@@ -67,6 +67,8 @@ pub(crate) struct CallGraph {
     direct: Vec<BTreeMap<Capability, Vec<Hop>>>,
     /// Per item: the crate's items it uses (callee key, the hop of the use).
     calls: Vec<Vec<(String, Hop)>>,
+    /// Items that run without being called (pre-main statics and functions).
+    roots: Vec<String>,
 }
 
 impl CallGraph {
@@ -95,6 +97,19 @@ impl CallGraph {
                 self.direct[i].insert(cap, chain);
             }
         }
+    }
+
+    /// The item `key` runs without being called (a `.init_array` static, a `#[ctor]` fn).
+    pub fn root(&mut self, key: &str) {
+        if !self.roots.iter().any(|r| r == key) {
+            self.roots.push(key.to_string());
+        }
+    }
+
+    /// The items that run without being called.
+    #[allow(dead_code)]
+    pub fn roots(&self) -> &[String] {
+        &self.roots
     }
 
     /// Item `i` uses the crate's item `callee` at `hop`.

@@ -76,6 +76,20 @@ pub(crate) struct Analyzer<'a> {
     pub version: Rc<str>,
     /// Calls visited, and those whose callee is known.
     pub calls: CallStats,
+    /// The directory `#[path]` is relative to inside nested inline modules of a block
+    /// (innermost last); empty: the module's own.
+    block_dirs: Vec<String>,
+    /// Module files declared inside blocks (function bodies, `const` and `static`
+    /// initializers) and loaded from there, being visited (innermost last).
+    block_files: Vec<String>,
+    /// Every file loaded from a block, for the crate's list of analysed files.
+    pub extra_files: Vec<String>,
+    /// Per function body being visited (innermost last): the local names used other than as
+    /// the receiver of a method call (a builder bound to one of them escapes).
+    escaping: Vec<std::collections::HashSet<String>>,
+    /// Builder constructor calls (by address) whose value is seen whole: a chain to a
+    /// terminal method, or a local used only as a receiver.
+    seen_builders: Vec<usize>,
 }
 
 /// Where a macro invocation stands, which decides what its expansion must parse as.
@@ -127,6 +141,11 @@ impl<'a> Analyzer<'a> {
             self_ty: None,
             version: Rc::from(""),
             calls: CallStats::default(),
+            block_dirs: Vec::new(),
+            block_files: Vec::new(),
+            extra_files: Vec::new(),
+            escaping: Vec::new(),
+            seen_builders: Vec::new(),
         }
     }
 
@@ -228,8 +247,63 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// `T::Assoc::rest` where `Assoc` is an associated type of the crate's `impl`s: the
+    /// paths it stands for, one per type the associated type can be (`Self::Cmd::new` in
+    /// `impl Tr for Shell { type Cmd = Command; }` → `std::process::Command::new`; for a
+    /// trait's `<T as Tr>::Cmd` with `T` unknown, every `impl` of `Tr`'s).
+    fn through_assoc(&self, up: &UsePath) -> Option<Vec<Vec<String>>> {
+        if up.segs.len() < 3 || self.r.assoc_types.is_empty() && self.r.trait_assoc.is_empty() {
+            return None;
+        }
+        for k in 1..up.segs.len() - 1 {
+            let prefix = UsePath { leading: up.leading, segs: up.segs[..k].to_vec() };
+            let key = if !up.leading && k == 1 && up.segs[0] == "Self" {
+                self.self_ty.clone()
+            } else {
+                match self.r.resolve(self.ctx(), &prefix, true) {
+                    Some(Res::Local(p)) => Some(Resolver::local_key(&p)),
+                    Some(r) => match self.r.finalize(r) {
+                        Some(Target::Path(p)) => Some(p.join("::")),
+                        _ => None,
+                    },
+                    None => None,
+                }
+            };
+            let Some(key) = key else { continue };
+            let assoc = format!("{key}::{}", up.segs[k]);
+            let targets: Vec<String> = match self.r.assoc_types.get(&assoc) {
+                Some(t) => vec![t.clone()],
+                None => self.r.trait_assoc.get(&assoc).cloned().unwrap_or_default(),
+            };
+            if targets.is_empty() {
+                continue;
+            }
+            return Some(
+                targets
+                    .into_iter()
+                    .map(|t| {
+                        let mut segs: Vec<String> = t.split("::").map(str::to_string).collect();
+                        segs.extend(up.segs[k + 1..].iter().cloned());
+                        segs
+                    })
+                    .collect(),
+            );
+        }
+        None
+    }
+
     fn report_path(&mut self, up: &UsePath, span: Span) {
         if up.segs.len() == 1 && !up.leading && self.is_local(&up.segs[0]) {
+            return;
+        }
+        if let Some(paths) = self.through_assoc(up) {
+            for segs in paths {
+                if segs[0] == "crate" {
+                    self.use_local(segs.join("::"), span);
+                } else {
+                    self.type_item(&segs, span);
+                }
+            }
             return;
         }
         // `Self::f` in an `impl`: the type's associated item.
@@ -341,6 +415,9 @@ impl<'a> Analyzer<'a> {
             Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 && p.path.leading_colon.is_none() => {
                 self.local_type(&p.path.segments[0].ident.unraw().to_string())
             }
+            // A value wrapped (`Some(x)`, `Ok(x)`, `Box::new(x)`, `Arc::new(x)`): types are keys
+            // with the wrappers looked through.
+            Expr::Call(c) if is_wrapper_call(&c.func) && c.args.len() == 1 => self.type_of(&c.args[0]),
             Expr::Call(c) => match &*c.func {
                 // `Self::new()` in an `impl`: what it is declared to return, else the type.
                 Expr::Path(f)
@@ -353,23 +430,7 @@ impl<'a> Analyzer<'a> {
                     let name = f.path.segments[1].ident.unraw().to_string();
                     Some(self.method_return(&ty, &name).unwrap_or(ty))
                 }
-                Expr::Path(f) if f.qself.is_none() => {
-                    let up = UsePath::from_path(&f.path);
-                    let res = self.r.resolve(self.ctx(), &up, true);
-                    let declared = match &res {
-                        Some(Res::Local(p)) => self.r.returns.get(&Resolver::local_key(p)).cloned(),
-                        Some(Res::Dep { krate, rest }) => self.dep_return(krate, &rest.join("::")),
-                        _ => None,
-                    };
-                    if declared.is_some() {
-                        return declared;
-                    }
-                    let returned = match res.and_then(|r| self.r.finalize(r)) {
-                        Some(Target::Path(segs)) => self.rules.returns(&segs.join("::")),
-                        _ => None,
-                    };
-                    returned.or_else(|| self.r.assoc_type(self.ctx(), &up))
-                }
+                Expr::Path(f) if f.qself.is_none() => self.fn_result(&f.path),
                 Expr::Path(f) => {
                     let q = f.qself.as_ref()?;
                     (q.position == 0).then(|| self.r.type_key(self.ctx(), &q.ty)).flatten()
@@ -379,6 +440,9 @@ impl<'a> Analyzer<'a> {
             // What the method is declared to return; else a builder chain: a method on a
             // known type is assumed to return it (`.unwrap()`, `.await` and `?` keep it too).
             Expr::MethodCall(m) => {
+                if let Some(t) = self.combinator_type(m) {
+                    return Some(t);
+                }
                 let recv = self.type_of(&m.receiver)?;
                 Some(self.method_return(&recv, &m.method.unraw().to_string()).unwrap_or(recv))
             }
@@ -389,15 +453,62 @@ impl<'a> Analyzer<'a> {
             Expr::Await(a) => self.type_of(&a.base),
             Expr::Lit(l) if matches!(l.lit, syn::Lit::Str(_)) => Some("str".to_string()),
             Expr::Macro(m) if loader::is_std_macro(&m.mac.path, "format") => Some("std::string::String".into()),
-            Expr::Field(f) => match &f.member {
-                syn::Member::Named(n) => match self.r.field_types.get(&n.to_string()) {
+            Expr::Field(f) => {
+                let member = match &f.member {
+                    syn::Member::Named(n) => n.unraw().to_string(),
+                    syn::Member::Unnamed(i) => i.index.to_string(),
+                };
+                // The field of a struct whose type is known (`self.std`), else a field name
+                // with one type crate-wide.
+                if let Some(base) = self.type_of(&f.base)
+                    && let Some(t) = self.r.struct_fields.get(&(base, member.clone()))
+                {
+                    return Some(t.clone());
+                }
+                match self.r.field_types.get(&member) {
                     Some(v) if v.len() == 1 => Some(v[0].clone()),
                     _ => None,
-                },
-                _ => None,
-            },
+                }
+            }
             _ => None,
         }
+    }
+
+    /// The type an `Option`/`Result`/iterator combinator gives its result: `x.map(Path::new)`
+    /// is what `Path::new` returns, `x.and_then(|v| File::open(v))` what the closure's body
+    /// is (types are keys with `Option` and `Result` looked through).
+    fn combinator_type(&self, m: &syn::ExprMethodCall) -> Option<String> {
+        let name = m.method.unraw().to_string();
+        if !matches!(name.as_str(), "map" | "and_then" | "then" | "then_some" | "map_or_else" | "or_else" | "unwrap_or_else" | "get_or_insert_with") {
+            return None;
+        }
+        let f = m.args.last()?;
+        match f {
+            Expr::Closure(c) => self.type_of(&c.body),
+            Expr::Path(p) if p.qself.is_none() => self.fn_result(&p.path),
+            _ if name == "then_some" => self.type_of(f),
+            _ => None,
+        }
+    }
+
+    /// What calling the function `path` names returns, as a type key: declared, from the
+    /// rules, or the type of an associated function (`Path::new` → `std::path::Path`).
+    fn fn_result(&self, path: &syn::Path) -> Option<String> {
+        let up = UsePath::from_path(path);
+        let res = self.r.resolve(self.ctx(), &up, true);
+        let declared = match &res {
+            Some(Res::Local(p)) => self.r.returns.get(&Resolver::local_key(p)).cloned(),
+            Some(Res::Dep { krate, rest }) => self.dep_return(krate, &rest.join("::")),
+            _ => None,
+        };
+        if declared.is_some() {
+            return declared;
+        }
+        let returned = match res.and_then(|r| self.r.finalize(r)) {
+            Some(Target::Path(segs)) => self.rules.returns(&segs.join("::")),
+            _ => None,
+        };
+        returned.or_else(|| self.r.assoc_type(self.ctx(), &up))
     }
 
     /// What method `method` of type `ty` (a type key) is declared to return: the crate's own
@@ -439,6 +550,14 @@ impl<'a> Analyzer<'a> {
             Pat::Reference(r) => self.bind_pat(&r.pat, ty),
             Pat::Paren(x) => self.bind_pat(&x.pat, ty),
             Pat::Tuple(t) => t.elems.iter().for_each(|e| self.bind_pat(e, None)),
+            // `Some(x)`, `Ok(x)`, `Err(x)`: types are keys with those wrappers looked
+            // through, so `x` has the type of the value matched.
+            Pat::TupleStruct(t)
+                if t.elems.len() == 1
+                    && t.path.segments.last().is_some_and(|s| s.ident == "Some" || s.ident == "Ok") =>
+            {
+                self.bind_pat(&t.elems[0], ty)
+            }
             Pat::TupleStruct(t) => t.elems.iter().for_each(|e| self.bind_pat(e, None)),
             Pat::Slice(t) => t.elems.iter().for_each(|e| self.bind_pat(e, None)),
             Pat::Or(t) => t.cases.iter().for_each(|e| self.bind_pat(e, None)),
@@ -447,19 +566,115 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// The type a parameter's methods are looked up on: its type with wrappers looked through
+    /// (`Option<File>` → `File`), or, for a generic parameter or `impl Trait` bounded by a
+    /// conversion trait (`P: AsRef<Path>`, `impl Into<PathBuf>`, `Borrow<T>`,
+    /// `Deref<Target = T>`), the type it converts to (`path.as_ref().metadata()`).
+    fn param_type(&self, ty: &Type, conv: &[(String, String)]) -> Option<String> {
+        if let Some(t) = self.r.value_type(self.ctx(), ty, self.self_ty.as_deref(), 0) {
+            return Some(t);
+        }
+        match ty {
+            Type::Reference(r) => self.param_type(&r.elem, conv),
+            Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+                let name = p.path.segments[0].ident.unraw().to_string();
+                conv.iter().find(|(n, _)| *n == name).map(|(_, t)| t.clone())
+            }
+            Type::ImplTrait(it) => it.bounds.iter().find_map(|b| self.conversion_target(b)),
+            _ => None,
+        }
+    }
+
+    /// The type a conversion-trait bound converts to (`AsRef<Path>` → `std::path::Path`).
+    fn conversion_target(&self, b: &syn::TypeParamBound) -> Option<String> {
+        let syn::TypeParamBound::Trait(t) = b else { return None };
+        let last = t.path.segments.last()?;
+        let syn::PathArguments::AngleBracketed(a) = &last.arguments else { return None };
+        let inner = a.args.iter().find_map(|g| match g {
+            syn::GenericArgument::Type(t) if matches!(last.ident.to_string().as_str(), "AsRef" | "AsMut" | "Borrow" | "BorrowMut" | "Into") => Some(t),
+            syn::GenericArgument::AssocType(at) if last.ident == "Deref" && at.ident == "Target" => Some(&at.ty),
+            _ => None,
+        })?;
+        self.r.value_type(self.ctx(), inner, self.self_ty.as_deref(), 0)
+    }
+
+    /// Generic parameters bounded by a conversion trait, with the type they convert to.
+    fn conversions(&self, g: &syn::Generics) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for p in &g.params {
+            if let syn::GenericParam::Type(tp) = p
+                && let Some(t) = tp.bounds.iter().find_map(|b| self.conversion_target(b))
+            {
+                out.push((tp.ident.unraw().to_string(), t));
+            }
+        }
+        if let Some(w) = &g.where_clause {
+            for pred in &w.predicates {
+                if let syn::WherePredicate::Type(pt) = pred
+                    && let Type::Path(tp) = &pt.bounded_ty
+                    && tp.qself.is_none()
+                    && tp.path.segments.len() == 1
+                    && let Some(t) = pt.bounds.iter().find_map(|b| self.conversion_target(b))
+                {
+                    out.push((tp.path.segments[0].ident.unraw().to_string(), t));
+                }
+            }
+        }
+        out
+    }
+
     fn fn_body(&mut self, sig: &syn::Signature, block: &syn::Block) {
         let saved = std::mem::take(&mut self.locals);
+        let conv = self.conversions(&sig.generics);
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Typed(pt) => {
-                    let t = self.r.type_key(self.ctx(), &pt.ty);
+                    let t = self.param_type(&pt.ty, &conv);
                     self.bind_pat(&pt.pat, t);
                 }
                 syn::FnArg::Receiver(_) => self.locals.push(("self".to_string(), self.self_ty.clone())),
             }
         }
+        self.escaping.push(escaping_names(block));
+        let marks = self.seen_builders.len();
         self.visit_block(block);
+        self.seen_builders.truncate(marks);
+        self.escaping.pop();
         self.locals = saved;
+    }
+
+    /// The builder a call's function makes (`OpenOptions::new`), if the rules know one.
+    fn builder_of(&self, func: &Expr) -> Option<std::sync::Arc<crate::surface::rules::Builder>> {
+        let Expr::Path(p) = func else { return None };
+        if p.qself.is_some() {
+            return None;
+        }
+        let up = UsePath::from_path(&p.path);
+        let target = match self.r.resolve(self.ctx(), &up, false) {
+            Some(Res::Local(_)) => return None,
+            Some(r) => self.r.finalize(r),
+            None => None,
+        };
+        match target {
+            Some(Target::Path(segs)) => self.rules.builder(&segs.join("::")),
+            _ => None,
+        }
+    }
+
+    /// The constructor call at the root of a chain (`OpenOptions::new()` in
+    /// `OpenOptions::new().write(true)?`), if the root is a builder's.
+    fn builder_root<'e>(&self, e: &'e Expr) -> Option<(&'e syn::ExprCall, std::sync::Arc<crate::surface::rules::Builder>)> {
+        let mut e = e;
+        loop {
+            match e {
+                Expr::MethodCall(m) => e = &m.receiver,
+                Expr::Try(t) => e = &t.expr,
+                Expr::Paren(p) => e = &p.expr,
+                Expr::Await(a) => e = &a.base,
+                Expr::Call(c) => return self.builder_of(&c.func).map(|b| (c, b)),
+                _ => return None,
+            }
+        }
     }
 
     /// `unsafe fn`, `extern "C" fn`, `#[no_mangle]` / `#[export_name]`.
@@ -651,21 +866,8 @@ impl<'a> Analyzer<'a> {
                 // A block-like expansion (`{ let x = ..; x }` without the braces) is still code.
                 Err(e) => macros::parse_stmts(out.clone()).map(|st| self.visit_stmts(&st)).map_err(|_| e),
             },
-            Pos::Items => macros::parse_items(out.clone()).map(|items| {
-                for it in &items {
-                    if let Item::Mod(m) = it
-                        && m.content.is_none()
-                        && attrs::holds(&m.attrs, self.cfg)
-                    {
-                        self.add(
-                            Capability::Unanalyzed,
-                            macros::call_site(&mac.path),
-                            format!("`mod {};` produced by `{name}!` here is not loaded", m.ident),
-                        );
-                    }
-                }
-                self.visit_loose_items(items)
-            }),
+            // A `mod x;` among the items is loaded where it stands (see `visit_item_mod`).
+            Pos::Items => macros::parse_items(out.clone()).map(|items| self.visit_loose_items(items)),
             Pos::ImplItems => macros::parse_impl_items(out.clone()).map(|items| items.iter().for_each(|i| self.visit_impl_item(i))),
             Pos::TraitItems => macros::parse_trait_items(out.clone()).map(|items| items.iter().for_each(|i| self.visit_trait_item(i))),
             Pos::ForeignItems(abi) => {
@@ -676,6 +878,46 @@ impl<'a> Analyzer<'a> {
         self.depth -= 1;
         if let Err(e) = parsed {
             self.fail(mac, name, e.to_string(), out);
+        }
+    }
+
+    /// `mod x;` inside a block: every file it is in some configuration, parsed and visited
+    /// in place, with its own `mod` items relative to it.
+    fn load_block_mod(&mut self, m: &syn::ItemMod, name: &str, dir: &str) {
+        let files = loader::ModFiles::of(&m.attrs, self.cfg);
+        let c = loader::mod_candidates(&files, dir, dir, name, self.tree);
+        let span = m.mod_token.span;
+        for p in &c.outside {
+            self.add(Capability::Unanalyzed, span, format!("module file of `mod {name}` is outside the package and refused (#[path = {p:?}])"));
+        }
+        if c.existing.is_empty() {
+            if c.outside.is_empty() {
+                let tried: Vec<String> = c.tried.iter().map(|(t, _)| t.clone()).collect();
+                self.add(Capability::Unanalyzed, span, format!("module file of `mod {name}` not found (tried {})", tried.join(", ")));
+            }
+            return;
+        }
+        for (target, via_path) in c.existing {
+            if self.block_files.len() >= MAX_INCLUDE_DEPTH || self.block_files.contains(&target) || self.includes.contains(&target) {
+                self.add(Capability::Unanalyzed, span, format!("circular module `mod {name}` ({target})"));
+                continue;
+            }
+            let Some(bytes) = self.tree.get(&target) else { continue };
+            let Some(mut parsed) = loader::parse_source(bytes, &target, self.sink, self.r.ex.edition) else { continue };
+            if !attrs::active(&mut parsed.attrs, self.cfg) {
+                continue;
+            }
+            self.extra_files.push(target.clone());
+            let child = super::paths::child_dir(&target, super::paths::is_mod_rs(&target, via_path));
+            let saved_file = std::mem::replace(&mut self.file, Rc::from(target.as_str()));
+            let saved_locals = std::mem::take(&mut self.locals);
+            self.block_files.push(target);
+            self.block_dirs.push(child);
+            self.visit_loose_items(parsed.items);
+            self.block_dirs.pop();
+            self.block_files.pop();
+            self.locals = saved_locals;
+            self.file = saved_file;
         }
     }
 
@@ -1141,6 +1383,22 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// Whether an item runs without being called: a `static` in a section the loader runs
+    /// (`#[link_section = ".init_array"]`, what `#[ctor]` expands to), or an item marked
+    /// `#[ctor]`/`#[dtor]`. The attribute as written.
+    fn pre_main_attr(&self, attrs: &[syn::Attribute]) -> Option<String> {
+        let attrs = attrs::effective(attrs, self.cfg);
+        if let Some((sec, _)) = attrs::str_value(&attrs, "link_section")
+            && is_init_section(&sec)
+        {
+            return Some(format!("#[link_section = {sec:?}]"));
+        }
+        attrs.iter().find_map(|a| {
+            let last = a.path().segments.last()?.ident.to_string();
+            (matches!(last.as_str(), "ctor" | "dtor") && a.path().segments.len() <= 2).then(|| format!("#[{last}]"))
+        })
+    }
+
     /// Push a block scope for the items of `stmts`, if any.
     fn push_layer(&mut self, stmts: &[&Stmt]) -> bool {
         let mut layer = NameScope::default();
@@ -1166,6 +1424,102 @@ impl<'a> Analyzer<'a> {
     fn pop_layer(&mut self) {
         self.layers.pop();
         self.layer_traits.pop();
+    }
+}
+
+/// Whether a link section is one whose function pointers the loader calls without `main`
+/// calling them: ELF `.init_array`, `.preinit_array`, `.fini_array`, `.ctors`, `.dtors`
+/// (with a priority suffix or not), Mach-O `__DATA,__mod_init_func`/`__mod_term_func`,
+/// Windows `.CRT$X..` (C initializers, terminators, TLS callbacks).
+pub(crate) fn is_init_section(name: &str) -> bool {
+    let n = name.trim();
+    [".init_array", ".preinit_array", ".fini_array", ".ctors", ".dtors"].iter().any(|p| n == *p || n.starts_with(&format!("{p}.")))
+        || n.contains("__mod_init_func")
+        || n.contains("__mod_term_func")
+        || n.starts_with(".CRT$X")
+}
+
+/// `p` without its type ascription (`x: T`).
+fn strip_pat_type(p: &Pat) -> &Pat {
+    match p {
+        Pat::Type(t) => strip_pat_type(&t.pat),
+        other => other,
+    }
+}
+
+/// `e` without parentheses and `?` around it.
+fn strip_expr(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_expr(&p.expr),
+        Expr::Group(g) => strip_expr(&g.expr),
+        Expr::Try(t) => strip_expr(&t.expr),
+        other => other,
+    }
+}
+
+/// The names a function body uses other than as the receiver of a method call (`x.m()`,
+/// `(&mut x).m()`): where a value bound to one of them may go elsewhere. Identifiers in
+/// macro arguments count (the macro may move the value).
+fn escaping_names(block: &syn::Block) -> std::collections::HashSet<String> {
+    struct V(std::collections::HashSet<String>);
+    fn receiver_ident(e: &Expr) -> bool {
+        match e {
+            Expr::Path(p) => p.qself.is_none() && p.path.segments.len() == 1,
+            Expr::Reference(r) => receiver_ident(&r.expr),
+            Expr::Paren(p) => receiver_ident(&p.expr),
+            _ => false,
+        }
+    }
+    impl<'ast> Visit<'ast> for V {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if !receiver_ident(&m.receiver) {
+                self.visit_expr(&m.receiver);
+            }
+            for a in &m.args {
+                self.visit_expr(a);
+            }
+        }
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if p.qself.is_none() && p.path.segments.len() == 1 {
+                self.0.insert(p.path.segments[0].ident.unraw().to_string());
+            }
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            fn idents(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
+                for t in ts {
+                    match t {
+                        TokenTree::Ident(i) => {
+                            out.insert(i.unraw().to_string());
+                        }
+                        TokenTree::Group(g) => idents(g.stream(), out),
+                        _ => {}
+                    }
+                }
+            }
+            idents(m.tokens.clone(), &mut self.0);
+        }
+    }
+    let mut v = V(std::collections::HashSet::new());
+    v.visit_block(block);
+    v.0
+}
+
+/// Whether a call's function wraps its one argument in a type the analysis looks through
+/// (`Some`, `Ok`, `Box::new`, `Arc::new`, `Rc::new`, `Mutex::new`, `RefCell::new`, ...).
+fn is_wrapper_call(f: &Expr) -> bool {
+    let Expr::Path(p) = f else { return false };
+    if p.qself.is_some() {
+        return false;
+    }
+    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.unraw().to_string()).collect();
+    match segs.as_slice() {
+        [one] => one == "Some" || one == "Ok",
+        [.., ty, f] => {
+            f == "new" && matches!(ty.as_str(), "Box" | "Arc" | "Rc" | "Mutex" | "RwLock" | "RefCell" | "Cell" | "Pin" | "ManuallyDrop")
+                || (ty == "Option" && f == "Some")
+                || (ty == "Result" && f == "Ok")
+        }
+        _ => false,
     }
 }
 
@@ -1264,15 +1618,26 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         }
     }
 
+    /// Only modules inside blocks (function bodies, `const` and `static` initializers) and
+    /// expansions there get here: module-level ones are the loader's. An inline one is
+    /// visited in place; an out-of-line one (`#[path = "x.rs"] mod x;`) is loaded from the
+    /// directory rustc takes (the enclosing module's, then each inline module's name).
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        // Only modules inside function bodies get here (module-level ones are modules).
-        if let Some((_, items)) = &m.content {
-            let saved = std::mem::take(&mut self.locals);
-            for it in items {
-                self.visit_item(it);
-            }
-            self.locals = saved;
-        }
+        let name = m.ident.unraw().to_string();
+        let dir = self.block_dirs.last().cloned().unwrap_or_else(|| self.r.modules[self.module].path_dir.clone());
+        let Some((_, items)) = &m.content else {
+            return self.load_block_mod(m, &name, &dir);
+        };
+        let inner = match attrs::str_value(&attrs::effective(&m.attrs, self.cfg), "path") {
+            Some((p, _)) => super::paths::join(&dir, &p),
+            None => super::paths::join(&dir, &name),
+        };
+        let saved = std::mem::take(&mut self.locals);
+        self.block_dirs.push(inner.unwrap_or_else(|| "\u{0}outside the package".to_string()));
+        let items: Vec<Item> = items.clone();
+        self.visit_loose_items(items);
+        self.block_dirs.pop();
+        self.locals = saved;
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
@@ -1280,10 +1645,17 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             return;
         }
         let key = self.item_key(&f.sig.ident.unraw().to_string());
-        self.in_item(key, |this| {
+        let pre_main = self.pre_main_attr(&f.attrs);
+        self.in_item(key.clone(), |this| {
             this.fn_findings(&f.attrs, &f.sig);
+            if let Some(what) = &pre_main {
+                this.add(Capability::PreMain, f.sig.fn_token.span, format!("{what} fn {}", f.sig.ident));
+            }
             this.fn_body(&f.sig, &f.block);
         });
+        if pre_main.is_some() {
+            self.graph.root(&key);
+        }
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
@@ -1379,13 +1751,21 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
     /// reaches what its initializer does.
     fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
         let key = self.item_key(&s.ident.unraw().to_string());
-        self.in_item(key, |this| {
+        let pre_main = self.pre_main_attr(&s.attrs);
+        self.in_item(key.clone(), |this| {
             if let Some((p, _)) = this.export_attr(&s.attrs, &s.ident.unraw().to_string()) {
                 this.add(Capability::Ffi, s.static_token.span, format!("{p} static {}", s.ident));
             }
+            if let Some(what) = &pre_main {
+                this.add(Capability::PreMain, s.static_token.span, format!("{what} static {}", s.ident));
+            }
             this.visit_expr(&s.expr);
         });
+        if pre_main.is_some() {
+            self.graph.root(&key);
+        }
     }
+
 
     fn visit_item_foreign_mod(&mut self, fm: &'ast syn::ItemForeignMod) {
         let abi = abi_name(&fm.abi);
@@ -1465,6 +1845,27 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             }
             return;
         }
+        // A builder whose flags are not all seen (held in a field, a collection, returned,
+        // passed on) may have any: what the rules say it may then do, at the constructor.
+        let addr = c as *const syn::ExprCall as usize;
+        let seen = match self.seen_builders.iter().position(|&a| a == addr) {
+            // Each mark is for the visit that follows it: an address is not trusted again
+            // (a tree parsed from an expansion is dropped, and its memory reused).
+            Some(i) => {
+                self.seen_builders.remove(i);
+                true
+            }
+            None => false,
+        };
+        if !seen
+            && let Some(b) = self.builder_of(&c.func)
+            && let Expr::Path(p) = &*c.func
+        {
+            let span = first_span(&p.path);
+            for cap in b.unseen.clone() {
+                self.add(cap, span, format!("{} (its flags are not all seen where it is used)", b.ty));
+            }
+        }
         visit::visit_expr_call(self, c);
     }
 
@@ -1524,6 +1925,18 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
                 _ => break,
             }
         }
+        // A builder's chain from its constructor through its methods to a terminal one
+        // (`OpenOptions::new().read(true).open(p)`): its flags are all seen.
+        if let Expr::Call(c) = strip_expr(root)
+            && let Some(b) = self.builder_of(&c.func)
+            && b.terminal.contains(&chain[0].method.unraw().to_string())
+            && chain.iter().all(|l| {
+                let n = l.method.unraw().to_string();
+                b.methods.contains(&n) || b.terminal.contains(&n)
+            })
+        {
+            self.seen_builders.push(c as *const syn::ExprCall as usize);
+        }
         // Each link's receiver: what the previous method is declared to return, else the
         // same type (a builder chain).
         let mut ty = self.type_of(root);
@@ -1533,6 +1946,11 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         }
         for link in chain.iter().rev() {
             let name = link.method.unraw().to_string();
+            if let Some(t) = self.combinator_type(link) {
+                // The link itself is a std combinator; what follows is on what it produced.
+                ty = Some(t);
+                continue;
+            }
             match &ty {
                 Some(t) => {
                     self.report_method(t, &name, link.method.span());
@@ -1557,6 +1975,15 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
 
     fn visit_local(&mut self, l: &'ast syn::Local) {
         let mut ty = None;
+        // `let o = OpenOptions::new()..;` with `o` used only as a receiver: every flag set on
+        // it is a method call the visitor sees.
+        if let Some(init) = &l.init
+            && let Pat::Ident(pi) = strip_pat_type(&l.pat)
+            && !self.escaping.last().is_some_and(|e| e.contains(&pi.ident.unraw().to_string()))
+            && let Some((root, _)) = self.builder_root(&init.expr)
+        {
+            self.seen_builders.push(root as *const syn::ExprCall as usize);
+        }
         if let Some(init) = &l.init {
             self.visit_expr(&init.expr);
             if let Some((_, d)) = &init.diverge {
