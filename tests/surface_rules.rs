@@ -406,6 +406,7 @@ fixtures! {
     block_modules,
     pre_main,
     field_by_struct,
+    precision_twins,
     parse_error,
     paste_identifiers,
     path_attr_module,

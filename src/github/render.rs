@@ -471,6 +471,7 @@ mod tests {
             column: 1,
             path: "std::net::TcpStream::connect".into(),
             chain: Vec::new(),
+            expanded_from: None,
         };
         Widening {
             subject: Subject::Crate(format!("dependency-number-{i:05}")),

@@ -369,7 +369,7 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
 }
 
 fn unanalyzed(file: &str, scope: Scope, why: String) -> Finding {
-    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why, chain: Vec::new() }
+    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why, chain: Vec::new(), expanded_from: None }
 }
 
 /// Findings that come from what a unit is, not from its code.
@@ -383,6 +383,7 @@ fn kind_findings(unit: &Unit, ws: &Workspace) -> Vec<Finding> {
         column: 1,
         path: path.to_string(),
         chain: Vec::new(),
+        expanded_from: None,
     };
     match unit.kind {
         UnitKind::BuildScript => {
@@ -508,6 +509,7 @@ fn analyze_all(
                             column: 1,
                             path: format!("build-dependency {}: builds native code", dep.package.name),
                             chain: Vec::new(),
+                            expanded_from: None,
                         });
                     }
                 }

@@ -135,6 +135,29 @@ pub struct Finding {
     /// (`tokio 1.54.1 src/fs/write.rs:30 std::fs::write`). Empty for a direct use.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chain: Vec<Hop>,
+    /// For a finding in code a `macro_rules!` expansion produced: the macro and where it is
+    /// defined (the tokens came from there; `file:line` above is the invocation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expanded_from: Option<Expansion>,
+}
+
+/// The macro whose expansion a finding's code came from, and where it is defined.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Expansion {
+    #[serde(rename = "macro")]
+    pub name: String,
+    #[serde(rename = "crate")]
+    pub krate: String,
+    pub version: String,
+    pub file: String,
+    pub line: u32,
+}
+
+impl Expansion {
+    /// `name! (crate version file:line)`.
+    pub fn display(&self) -> String {
+        format!("{}! ({} {} {}:{})", self.name, self.krate, self.version, self.file, self.line)
+    }
 }
 
 /// One step of a [`Finding::chain`]: in `krate` `version`, at `file:line`, `path` is used.
@@ -163,6 +186,11 @@ impl Finding {
         for h in &self.chain {
             s.push_str(" -> ");
             s.push_str(&h.display());
+        }
+        if let Some(e) = &self.expanded_from {
+            s.push_str(" [in the expansion of ");
+            s.push_str(&e.display());
+            s.push(']');
         }
         s
     }

@@ -185,6 +185,9 @@ pub fn explain(
             for h in &f.chain {
                 let _ = writeln!(out, "      -> {}", escape::line(&h.display()));
             }
+            if let Some(e) = &f.expanded_from {
+                let _ = writeln!(out, "      in the expansion of {}", escape::line(&e.display()));
+            }
             if let Some(src) = excerpt(&c.name, &c.version, &f.file, f.line) {
                 let _ = writeln!(out, "  {:>5} | {}", f.line, escape::source(src.trim_end()));
             }

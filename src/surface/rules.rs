@@ -698,11 +698,12 @@ fn parse_entry(
         Some(v) => match v.get_ref() {
             DeValue::Boolean(b) => {
                 // The built-in table lists harmless system calls (a number is not a name:
-                // it must say which do nothing the capabilities cover).
-                if *b && !cx.overlay && kind != EntryKind::Syscall {
+                // it must say which do nothing the capabilities cover), and exceptions to a
+                // broader rule (`std::fs::File::from` under `std::fs::File`), each with why.
+                if *b && !cx.overlay && kind != EntryKind::Syscall && !entry.contains_key("note") {
                     cx.err(
                         v.span(),
-                        "`safe = true` is for overlays and [[syscall]] entries, not the built-in table",
+                        "`safe = true` in the built-in table needs a `note` saying why (an exception to a broader rule)",
                     );
                 }
                 *b
@@ -1034,11 +1035,11 @@ mod tests {
         let rules = Rules::builtin();
         let mut seen = BTreeSet::new();
         for r in rules.rules() {
-            if r.kind == RuleKind::Syscall && r.safe {
-                // Harmless system calls are listed as such.
+            if r.safe {
+                // Harmless system calls, and exceptions to a broader rule, each with its note.
+                assert!(r.kind == RuleKind::Syscall || r.note.is_some(), "built-in rule {} is safe without a note", r.key);
                 continue;
             }
-            assert!(!r.safe, "built-in rule {} is marked safe", r.key);
             assert!(!r.capabilities.is_empty(), "{}", r.key);
             for c in &r.capabilities {
                 // Round-trips through its name: a real Capability.
@@ -1481,7 +1482,9 @@ colour = \"red\"
         )
         .unwrap_err()
         .0;
-        assert!(err.contains("for overlays"), "{err}");
+        assert!(err.contains("needs a `note`"), "{err}");
+        // With its reason, an exception to a broader rule is allowed.
+        assert!(parse_table("version = 1\n[[path]]\npath = \"a\"\nsafe = true\nnote = \"why\"", "b.toml", false).is_ok());
         let err = parse_table("", "b.toml", false).unwrap_err().0;
         assert!(err.contains("missing `version = 1`"), "{err}");
     }

@@ -32,6 +32,8 @@ pub(crate) const ROOT: ModId = 0;
 pub(crate) struct Sink {
     pub scope: Scope,
     pub findings: Vec<Finding>,
+    /// The macro whose expansion is being visited: every finding added is from it.
+    pub origin: Option<Rc<crate::surface::model::Expansion>>,
 }
 
 impl Sink {
@@ -50,6 +52,7 @@ impl Sink {
             column: lc.column as u32 + 1,
             path: path.into(),
             chain,
+            expanded_from: self.origin.as_deref().cloned(),
         });
     }
     pub fn add_at(&mut self, capability: Capability, file: &str, line: u32, column: u32, path: impl Into<String>) {
@@ -61,6 +64,7 @@ impl Sink {
             column: column.max(1),
             path: path.into(),
             chain: Vec::new(),
+            expanded_from: self.origin.as_deref().cloned(),
         });
     }
 }
@@ -70,6 +74,8 @@ pub(crate) struct Entry {
     pub file: FileId,
     pub item: Item,
     pub macros: Textual,
+    /// The macro whose expansion produced the item, if one did.
+    pub origin: Option<Rc<crate::surface::model::Expansion>>,
 }
 
 /// A module-level invocation whose macro could not be told while loading (it is named by a
@@ -588,6 +594,8 @@ pub(crate) struct Loader<'a> {
     pending: Vec<Pending>,
     /// Declarations of module files under a false cfg.
     skipped: Vec<SkippedDecl>,
+    /// The macro whose expansion is being loaded (innermost).
+    origin: Option<Rc<crate::surface::model::Expansion>>,
 }
 
 const MAX_MODULE_DEPTH: usize = 64;
@@ -598,13 +606,14 @@ impl<'a> Loader<'a> {
             tree,
             cfg,
             ex,
-            sink: Sink { scope, findings: Vec::new() },
+            sink: Sink { scope, findings: Vec::new(), origin: None },
             files: Vec::new(),
             file_ids: HashMap::new(),
             modules: Vec::new(),
             stack: Vec::new(),
             pending: Vec::new(),
             skipped: Vec::new(),
+            origin: None,
         }
     }
 
@@ -686,7 +695,7 @@ impl<'a> Loader<'a> {
             }
         }
         for p in std::mem::take(&mut self.pending) {
-            self.modules[p.module].entries.push(Entry { file: p.file, item: Item::Macro(p.mac), macros: p.macros });
+            self.modules[p.module].entries.push(Entry { file: p.file, item: Item::Macro(p.mac), macros: p.macros, origin: None });
         }
     }
 
@@ -705,7 +714,7 @@ impl<'a> Loader<'a> {
     }
 
     fn push_entry(&mut self, m: ModId, fid: FileId, item: Item, scope: &Textual) {
-        self.modules[m].entries.push(Entry { file: fid, item, macros: scope.clone() });
+        self.modules[m].entries.push(Entry { file: fid, item, macros: scope.clone(), origin: self.origin.clone() });
     }
 
     /// Expand a module-level invocation of `def` and load what it produces. A failure is an
@@ -733,7 +742,11 @@ impl<'a> Loader<'a> {
         match macros::parse_items(out.clone()) {
             Ok(items) => {
                 let scope2 = scope.clone();
-                self.load_items(m, fid, items, scope2, depth + 1)
+                let inner = def.origin.clone().or_else(|| self.origin.clone());
+                let saved = std::mem::replace(&mut self.origin, inner);
+                let after = self.load_items(m, fid, items, scope2, depth + 1);
+                self.origin = saved;
+                after
             }
             Err(e) => {
                 fail(self, e.to_string(), out);
@@ -797,7 +810,8 @@ impl<'a> Loader<'a> {
                 Item::Macro(mac) if mac.ident.is_some() && mac.mac.path.is_ident("macro_rules") => {
                     let name = mac.ident.as_ref().map(|i| i.unraw().to_string()).unwrap_or_default();
                     let (exported, local_inner) = macros::export_attrs(&mac.attrs);
-                    let def = Rc::new(MacroDefn::local(name.clone(), mac.mac.tokens.clone(), self.ex.edition, local_inner));
+                    let line = mac.ident.as_ref().map_or(1, |i| i.span().start().line);
+                    let def = Rc::new(MacroDefn::local(name.clone(), mac.mac.tokens.clone(), self.ex.edition, local_inner).at(self.ex, &file, line));
                     if exported {
                         self.ex.exported.borrow_mut().insert(name.clone(), def.clone());
                     }

@@ -182,6 +182,9 @@ pub struct ExportedMacro {
     /// `#[macro_export(local_inner_macros)]`.
     #[serde(default)]
     pub local_inner: bool,
+    /// Where the macro is defined (for the `expanded_from` of findings in its expansions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<crate::surface::model::Expansion>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -253,6 +256,7 @@ pub(crate) struct Unit<'a> {
 
 fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource) -> CrateAnalysis {
     let ex = macros::Expander::new(u.deps, u.edition);
+    *ex.crate_id.borrow_mut() = (u.crate_name.to_string(), u.version.to_string());
     let parts = scope::Parts { crate_name: u.crate_name, deps: u.deps, rules, cfg };
     let (loaded, mut sink) = loader::Loader::new(u.files, cfg, u.scope, &ex).load(u.root, &parts);
     let resolver = scope::Resolver::new(&loaded.modules, u.crate_name, u.deps, rules, cfg, &ex);
@@ -265,7 +269,9 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
             for entry in &module.entries {
                 a.file = file_names[entry.file].clone();
                 a.macros = entry.macros.clone();
+                a.sink.origin = entry.origin.clone();
                 a.visit_item(&entry.item);
+                a.sink.origin = None;
             }
         }
         (std::mem::take(&mut a.graph), a.calls, std::mem::take(&mut a.extra_files))

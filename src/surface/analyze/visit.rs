@@ -16,7 +16,7 @@ use super::summary::{self, CallGraph};
 use super::oracle::{CfgEval, RuleSource};
 use super::scope::{Ctx, NameScope, Res, Resolver, Target, UsePath};
 use crate::package::FileTree;
-use crate::surface::model::{CallStats, Capability, Hop};
+use crate::surface::model::{CallStats, Capability, Expansion, Hop};
 
 /// Macros whose arguments are comma-separated expressions (the format string is one).
 const EXPR_MACROS: &[&str] = &[
@@ -230,6 +230,20 @@ impl<'a> Analyzer<'a> {
     fn report_target(&mut self, target: Target, span: Span) {
         match target {
             Target::Path(segs) => {
+                // A Linux system call number of linux-raw-sys (`__NR_unlinkat`), which rustix's
+                // and others' raw system call wrappers are handed: what that call does.
+                if segs.len() >= 2
+                    && segs[0] == "linux_raw_sys"
+                    && let Some(name) = segs[segs.len() - 1].strip_prefix("__NR_")
+                {
+                    if let Some(caps) = self.rules.syscall(name) {
+                        let label = format!("{} (system call {name})", segs.join("::"));
+                        for c in caps {
+                            self.add(c, span, label.clone());
+                        }
+                    }
+                    return;
+                }
                 let refs: Vec<&str> = segs.iter().map(String::as_str).collect();
                 if let Some(caps) = self.rules.path(&refs) {
                     let p = segs.join("::");
@@ -745,19 +759,30 @@ impl<'a> Analyzer<'a> {
         let saved = self.macros.clone();
         let mut scope = self.macros.clone();
         let mut out = Vec::with_capacity(stmts.len());
-        self.expand_stmts(stmts.iter().map(Cow::Borrowed).collect(), &mut scope, &mut out, 0);
-        let refs: Vec<&Stmt> = out.iter().map(|(s, _)| s.as_ref()).collect();
-        let scopes: Vec<Textual> = out.iter().map(|(_, t)| t.clone()).collect();
+        let origin = self.sink.origin.clone();
+        self.expand_stmts(stmts.iter().map(Cow::Borrowed).collect(), &mut scope, &mut out, 0, &origin);
+        let refs: Vec<&Stmt> = out.iter().map(|(s, _, _)| s.as_ref()).collect();
+        let scopes: Vec<(Textual, Option<Rc<Expansion>>)> = out.iter().map(|(_, t, o)| (t.clone(), o.clone())).collect();
         self.visit_stmts_plain(&refs, Some(&scopes));
+        self.sink.origin = origin;
         self.macros = saved;
     }
 
     /// Statement macros expanded in place (recursively), each statement with the textual
     /// macro scope it sees; statements that are not macros are borrowed, not copied.
-    fn expand_stmts<'s>(&mut self, stmts: Vec<Cow<'s, Stmt>>, scope: &mut Textual, out: &mut Vec<(Cow<'s, Stmt>, Textual)>, depth: usize) {
+    /// `origin`: the macro whose expansion these statements come from.
+    #[allow(clippy::type_complexity)]
+    fn expand_stmts<'s>(
+        &mut self,
+        stmts: Vec<Cow<'s, Stmt>>,
+        scope: &mut Textual,
+        out: &mut Vec<(Cow<'s, Stmt>, Textual, Option<Rc<Expansion>>)>,
+        depth: usize,
+        origin: &Option<Rc<Expansion>>,
+    ) {
         for s in stmts {
             let Some(mac) = stmt_macro(&s) else {
-                out.push((s, scope.clone()));
+                out.push((s, scope.clone(), origin.clone()));
                 continue;
             };
             if !attrs::holds(attrs::stmt_attrs(&s), self.cfg) {
@@ -768,7 +793,8 @@ impl<'a> Analyzer<'a> {
             {
                 if let Some(name) = &im.ident {
                     let name = name.unraw().to_string();
-                    let def = MacroDefn::local(name.clone(), mac.tokens.clone(), self.r.ex.edition, false);
+                    let line = im.ident.as_ref().map_or(1, |i| i.span().start().line);
+                    let def = MacroDefn::local(name.clone(), mac.tokens.clone(), self.r.ex.edition, false).at(self.r.ex, &self.file, line);
                     *scope = scope.with(name, std::rc::Rc::new(def));
                 }
                 continue;
@@ -777,23 +803,23 @@ impl<'a> Analyzer<'a> {
             if loader::is_cfg_if(&mac.path) && self.depth + depth < limit {
                 let file = self.file.clone();
                 if let Some(inner) = loader::expand_cfg_if_stmts(mac, self.cfg, &file, self.sink) {
-                    self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1);
+                    self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1, origin);
                     continue;
                 }
-                out.push((s, scope.clone()));
+                out.push((s, scope.clone(), origin.clone()));
                 continue;
             }
             self.macros = scope.clone();
             let Some(def) = self.resolve_macro(&mac.path) else {
                 if macros::is_paste(&mac.path) && self.depth + depth < limit {
                     match macros::paste(&mac.tokens).map_err(|e| e.to_string()).and_then(|t| macros::parse_stmts(t).map_err(|e| e.to_string())) {
-                        Ok(inner) => self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1),
+                        Ok(inner) => self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1, origin),
                         Err(e) => self.fail(mac, "paste", e, mac.tokens.clone()),
                     }
                     continue;
                 }
                 // A built-in or unknown macro: visited as it is.
-                out.push((s, scope.clone()));
+                out.push((s, scope.clone(), origin.clone()));
                 continue;
             };
             if self.depth + depth >= limit {
@@ -808,18 +834,22 @@ impl<'a> Analyzer<'a> {
                 }
             };
             match macros::parse_stmts(expanded.clone()) {
-                Ok(inner) => self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1),
+                Ok(inner) => {
+                    let inner_origin = def.origin.clone().or_else(|| origin.clone());
+                    self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1, &inner_origin)
+                }
                 Err(e) => self.fail(mac, &def.name, e.to_string(), expanded),
             }
         }
     }
 
-    fn visit_stmts_plain(&mut self, stmts: &[&Stmt], scopes: Option<&[Textual]>) {
+    fn visit_stmts_plain(&mut self, stmts: &[&Stmt], scopes: Option<&[(Textual, Option<Rc<Expansion>>)]>) {
         let pushed = self.push_layer(stmts);
         self.with_locals_scope(|this| {
             for (i, s) in stmts.iter().enumerate() {
                 if let Some(sc) = scopes {
-                    this.macros = sc[i].clone();
+                    this.macros = sc[i].0.clone();
+                    this.sink.origin = sc[i].1.clone();
                 }
                 this.visit_stmt(s);
             }
@@ -850,7 +880,10 @@ impl<'a> Analyzer<'a> {
             Ok(t) => t,
             Err(e) => return self.fail(mac, &def.name, e.to_string(), mac.tokens.clone()),
         };
+        let inner = def.origin.clone().or_else(|| self.sink.origin.clone());
+        let saved = std::mem::replace(&mut self.sink.origin, inner);
         self.visit_expansion(mac, &def.name, out, pos);
+        self.sink.origin = saved;
     }
 
     /// Visit what an expansion of `name!` produced, parsed for the position it stands in; a
@@ -1061,8 +1094,22 @@ impl<'a> Analyzer<'a> {
                         if matches!(toks.get(j), Some(TokenTree::Punct(b)) if b.as_char() == '!') {
                             j += 1;
                         }
-                        if matches!(toks.get(j), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket) {
+                        if let Some(TokenTree::Group(g)) = toks.get(j)
+                            && g.delimiter() == Delimiter::Bracket
+                        {
                             i = j + 1;
+                            // `#[wasm_bindgen] extern "C" { .. }` imports JavaScript on wasm;
+                            // elsewhere its items are stubs: no foreign call.
+                            if self.is_wasm_bindgen_attr(&g.stream())
+                                && matches!(toks.get(i), Some(TokenTree::Ident(e)) if e == "extern")
+                                && self.cfg.eval(&"target_arch = \"wasm32\"".parse().unwrap_or_default()) != Some(true)
+                            {
+                                let mut k = i + 1;
+                                while k < toks.len() && !matches!(&toks[k], TokenTree::Group(b) if b.delimiter() == Delimiter::Brace) {
+                                    k += 1;
+                                }
+                                i = (k + 1).min(toks.len());
+                            }
                             continue;
                         }
                         i += 1;
@@ -1144,6 +1191,20 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
+    }
+
+    /// Whether an attribute's tokens are `wasm_bindgen` (a path ending in it), with or
+    /// without arguments.
+    fn is_wasm_bindgen_attr(&self, ts: &TokenStream) -> bool {
+        let mut last = None;
+        for t in ts.clone() {
+            match t {
+                TokenTree::Ident(i) => last = Some(i.to_string()),
+                TokenTree::Punct(p) if p.as_char() == ':' => {}
+                _ => break,
+            }
+        }
+        last.as_deref() == Some("wasm_bindgen")
     }
 
     /// A path starting at `toks[start]` (an identifier, `$crate` or `::`): report it and any
@@ -1290,7 +1351,34 @@ impl<'a> Analyzer<'a> {
         if handle != "RTLD_DEFAULT" && handle != "RTLD_NEXT" {
             return false;
         }
-        self.add(Capability::Ffi, first_span(path), format!("{display}({handle}): a symbol lookup"));
+        let span = first_span(path);
+        self.add(Capability::Ffi, span, format!("{display}({handle}): a symbol lookup"));
+        // A constant name: what that symbol does (`dlsym(RTLD_DEFAULT, c"system")` is
+        // `system`'s process.spawn); another name is only a foreign call.
+        if let Some(name) = c.args.iter().nth(1).and_then(const_c_string) {
+            let label = format!("{display}({handle}, \"{name}\")");
+            for cap in self.rules.symbol(&name) {
+                self.add(cap, span, label.clone());
+            }
+        }
+        true
+    }
+
+    /// `libc::write(1 | 2 | STDOUT_FILENO | STDERR_FILENO, ..)` (and `writev`): a write to
+    /// the standard output or error the process inherited, not to a file it opened.
+    fn std_stream_write(&mut self, c: &syn::ExprCall, symbol: &str, path: &syn::Path, display: &str) -> bool {
+        if !matches!(symbol, "write" | "writev") {
+            return false;
+        }
+        let std_fd = match c.args.first().map(strip_casts) {
+            Some(Expr::Lit(l)) => matches!(&l.lit, syn::Lit::Int(i) if matches!(i.base10_digits(), "1" | "2")),
+            Some(Expr::Path(p)) => p.path.segments.last().is_some_and(|s| s.ident == "STDOUT_FILENO" || s.ident == "STDERR_FILENO"),
+            _ => false,
+        };
+        if !std_fd {
+            return false;
+        }
+        self.add(Capability::Ffi, first_span(path), format!("{display} to the standard output or error"));
         true
     }
 
@@ -1327,6 +1415,9 @@ impl<'a> Analyzer<'a> {
         };
         if symbol == "dlsym" {
             return self.dlsym_call(c, &p.path, &display);
+        }
+        if self.std_stream_write(c, &symbol, &p.path, &display) {
+            return true;
         }
         if symbol != "syscall" {
             return false;
@@ -1502,6 +1593,38 @@ fn escaping_names(block: &syn::Block) -> std::collections::HashSet<String> {
     let mut v = V(std::collections::HashSet::new());
     v.visit_block(block);
     v.0
+}
+
+/// `e` without casts, parentheses and groups around it.
+fn strip_casts(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast(x) => strip_casts(&x.expr),
+        Expr::Paren(x) => strip_casts(&x.expr),
+        Expr::Group(x) => strip_casts(&x.expr),
+        other => other,
+    }
+}
+
+/// A C string given as a constant: `c"name"`, `b"name\0"`, `"name\0"`, through `.as_ptr()`,
+/// `.cast()`, casts, references and `CStr::from_bytes_with_nul(..).unwrap()`; the name
+/// without its terminating NUL.
+fn const_c_string(e: &Expr) -> Option<String> {
+    let text = match strip_casts(e) {
+        Expr::Lit(l) => match &l.lit {
+            syn::Lit::CStr(c) => c.value().to_str().ok()?.to_string(),
+            syn::Lit::ByteStr(b) => String::from_utf8(b.value()).ok()?,
+            syn::Lit::Str(s) => s.value(),
+            _ => return None,
+        },
+        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "as_ptr" | "cast" | "unwrap" | "expect" | "as_bytes" | "as_c_str") => {
+            return const_c_string(&m.receiver);
+        }
+        Expr::Reference(r) => return const_c_string(&r.expr),
+        Expr::Call(c) if c.args.len() == 1 => return const_c_string(&c.args[0]),
+        _ => return None,
+    };
+    let name = text.strip_suffix('\0').unwrap_or(&text);
+    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')).then(|| name.to_string())
 }
 
 /// Whether a call's function wraps its one argument in a type the analysis looks through
@@ -1929,11 +2052,22 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         // (`OpenOptions::new().read(true).open(p)`): its flags are all seen.
         if let Expr::Call(c) = strip_expr(root)
             && let Some(b) = self.builder_of(&c.func)
-            && b.terminal.contains(&chain[0].method.unraw().to_string())
-            && chain.iter().all(|l| {
-                let n = l.method.unraw().to_string();
-                b.methods.contains(&n) || b.terminal.contains(&n)
-            })
+            && {
+                // Innermost first: configuring methods up to a terminal one; what follows the
+                // terminal call is on its result.
+                let mut ok = false;
+                for l in chain.iter().rev() {
+                    let n = l.method.unraw().to_string();
+                    if b.terminal.contains(&n) {
+                        ok = true;
+                        break;
+                    }
+                    if !b.methods.contains(&n) {
+                        break;
+                    }
+                }
+                ok
+            }
         {
             self.seen_builders.push(c as *const syn::ExprCall as usize);
         }
