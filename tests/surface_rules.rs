@@ -403,6 +403,7 @@ fixtures! {
     open_options_escape,
     option_combinators,
     assoc_types,
+    assoc_types_across,
     block_modules,
     pre_main,
     field_by_struct,

@@ -774,7 +774,7 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
 /// declared under a false cfg (with the predicate), another target of the package (tests,
 /// benches, examples, other binaries), or declared nowhere. At most [`MAX_UNLOADED`], and the
 /// count of all.
-fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>) -> (Vec<Unloaded>, u64) {
+pub(crate) fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>) -> (Vec<Unloaded>, u64) {
     let mut out = Vec::new();
     let mut count = 0u64;
     for f in all {

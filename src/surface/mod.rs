@@ -16,6 +16,8 @@
 
 pub mod analyze;
 mod cache;
+#[cfg(test)]
+mod coverage_props;
 pub mod cfg;
 pub mod engine;
 pub mod guard;

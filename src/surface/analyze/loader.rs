@@ -493,6 +493,10 @@ pub(crate) struct ModFiles {
     paths: Vec<String>,
     /// Whether no `path` is active in some configuration (the default `x.rs`/`x/mod.rs`).
     default: bool,
+    /// `path` values under a `cfg_attr` that is false: declared, not compiled.
+    off: Vec<String>,
+    /// The `cfg`/`cfg_attr` attributes as written (for the coverage list).
+    text: String,
 
 }
 
@@ -500,6 +504,9 @@ impl ModFiles {
     pub(crate) fn of(attrs: &[syn::Attribute], cfg: &dyn CfgEval) -> ModFiles {
         let found = path_attrs(attrs, cfg);
         let mut out = ModFiles { default: true, ..ModFiles::default() };
+        if found.iter().any(|(s, _)| *s == Some(false)) {
+            out.text = cfg_text(attrs);
+        }
         for (state, p) in found {
             match state {
                 Some(true) => {
@@ -508,7 +515,7 @@ impl ModFiles {
                     break;
                 }
                 None => out.paths.push(p),
-                Some(false) => {}
+                Some(false) => out.off.push(p),
             }
         }
         out
@@ -1016,6 +1023,11 @@ impl<'a> Loader<'a> {
         let base = &self.modules[parent];
         let ModCandidates { tried: candidates, mut existing, outside } =
             mod_candidates(&files, &base.path_dir, &base.child_dir, &name, self.tree);
+        for p in &files.off {
+            if let Some(f) = paths::join(&base.path_dir, p) {
+                self.skipped.push(SkippedDecl { file: f, predicate: files.text.clone(), at: at.clone() });
+            }
+        }
         for p in &outside {
             // `#[path]` leading out of the package (`../../x.rs`, an absolute path): cargo
             // would compile that file, but only the package's own files are read.

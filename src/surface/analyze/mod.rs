@@ -169,6 +169,15 @@ pub struct Exports {
     /// provided methods on values of any type.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub traits: std::collections::BTreeSet<String>,
+    /// Associated types of the crate's `impl`s, by the public path of the implementing type
+    /// and the name (`Shell::Cmd` → `std::process::Command`); a type of the crate's own as
+    /// `crate::` and a public path.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub assoc_types: BTreeMap<String, String>,
+    /// For each public trait's associated type (`Launcher::Cmd`), every type the crate's
+    /// `impl`s give it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trait_assoc: BTreeMap<String, Vec<String>>,
 }
 
 /// A macro as another crate sees it.

@@ -1191,7 +1191,50 @@ impl<'a> Resolver<'a> {
         let mut public_traits = BTreeMap::new();
         self.export_map(ROOT, "", 0, &local_traits, &mut public_traits, &mut HashSet::new(), &|_: &Exports| &NO_TRAITS);
         let traits = public_traits.into_keys().collect();
-        Exports { aliases, macros, crate_name: self.crate_name.to_string(), summaries, returns, traits }
+        let (assoc_types, trait_assoc) = self.export_assoc();
+        Exports { aliases, macros, crate_name: self.crate_name.to_string(), summaries, returns, traits, assoc_types, trait_assoc }
+    }
+
+    /// The associated types other crates can name, by public paths (see
+    /// [`Exports::assoc_types`]); a local target type by its shortest public path, a private
+    /// one left out.
+    #[allow(clippy::type_complexity)]
+    fn export_assoc(&self) -> (BTreeMap<String, String>, BTreeMap<String, Vec<String>>) {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        static NONE_V: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        if self.assoc_types.is_empty() && self.trait_assoc.is_empty() {
+            return (BTreeMap::new(), BTreeMap::new());
+        }
+        let mut locals: BTreeMap<String, String> = BTreeMap::new();
+        for t in self.assoc_types.values().chain(self.trait_assoc.values().flatten()) {
+            if t.starts_with("crate::") {
+                locals.insert(t.clone(), t.clone());
+            }
+        }
+        let mut public_types = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &locals, &mut public_types, &mut HashSet::new(), &|_: &Exports| &NONE);
+        let mut by_type: HashMap<String, String> = HashMap::new();
+        for (public, t) in public_types {
+            let e = by_type.entry(t).or_insert_with(|| public.clone());
+            if (public.len(), &public) < (e.len(), e) {
+                *e = public;
+            }
+        }
+        let publish = |t: &String| -> Option<String> {
+            if t.starts_with("crate::") { by_type.get(t).map(|p| format!("crate::{p}")) } else { Some(t.clone()) }
+        };
+        let local: BTreeMap<String, String> = self.assoc_types.iter().filter_map(|(k, t)| Some((k.clone(), publish(t)?))).collect();
+        let mut assoc = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &local, &mut assoc, &mut HashSet::new(), &|_: &Exports| &NONE);
+        let by_trait: BTreeMap<String, Vec<String>> = self
+            .trait_assoc
+            .iter()
+            .map(|(k, ts)| (k.clone(), ts.iter().filter_map(publish).collect::<Vec<_>>()))
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
+        let mut traits = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &by_trait, &mut traits, &mut HashSet::new(), &|_: &Exports| &NONE_V);
+        (assoc, traits)
     }
 
     /// What the public functions and methods return, by public path, as other crates can use

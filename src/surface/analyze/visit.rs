@@ -266,7 +266,11 @@ impl<'a> Analyzer<'a> {
     /// `impl Tr for Shell { type Cmd = Command; }` → `std::process::Command::new`; for a
     /// trait's `<T as Tr>::Cmd` with `T` unknown, every `impl` of `Tr`'s).
     fn through_assoc(&self, up: &UsePath) -> Option<Vec<Vec<String>>> {
-        if up.segs.len() < 3 || self.r.assoc_types.is_empty() && self.r.trait_assoc.is_empty() {
+        if up.segs.len() < 3
+            || (self.r.assoc_types.is_empty()
+                && self.r.trait_assoc.is_empty()
+                && self.r.deps().values().all(|d| d.assoc_types.is_empty() && d.trait_assoc.is_empty()))
+        {
             return None;
         }
         for k in 1..up.segs.len() - 1 {
@@ -285,10 +289,29 @@ impl<'a> Analyzer<'a> {
             };
             let Some(key) = key else { continue };
             let assoc = format!("{key}::{}", up.segs[k]);
-            let targets: Vec<String> = match self.r.assoc_types.get(&assoc) {
+            let mut targets: Vec<String> = match self.r.assoc_types.get(&assoc) {
                 Some(t) => vec![t.clone()],
                 None => self.r.trait_assoc.get(&assoc).cloned().unwrap_or_default(),
             };
+            // A dependency's type or trait: what its `impl`s export.
+            if targets.is_empty()
+                && let Some(Res::Dep { krate, rest }) = self.r.resolve(self.ctx(), &prefix, true)
+                && let Some(ex) = self.r.deps().get(&krate)
+            {
+                let dk = format!("{}::{}", rest.join("::"), up.segs[k]);
+                let found: Vec<String> = match ex.assoc_types.get(&dk) {
+                    Some(t) => vec![t.clone()],
+                    None => ex.trait_assoc.get(&dk).cloned().unwrap_or_default(),
+                };
+                let display = self.r.crate_display(&krate).to_string();
+                targets = found
+                    .into_iter()
+                    .map(|t| match t.strip_prefix("crate::") {
+                        Some(tail) => format!("{display}::{tail}"),
+                        None => t,
+                    })
+                    .collect();
+            }
             if targets.is_empty() {
                 continue;
             }
@@ -2000,15 +2023,18 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
     fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
         if let Some(q) = &p.qself {
             // `<T>::f` names T's f; `<T as Trait>::f` names Trait's f (and T's).
+            let mut by_type = false;
             if let Type::Path(tp) = &*q.ty
                 && tp.qself.is_none()
             {
                 let mut up = UsePath::from_path(&tp.path);
                 let skip = q.position;
                 up.segs.extend(p.path.segments.iter().skip(skip).map(|s| s.ident.unraw().to_string()));
+                // `<Shell as Tr>::Cmd::new`: Shell's own `Cmd`, not every impl's.
+                by_type = self.through_assoc(&up).is_some();
                 self.report_path(&up, first_span(&tp.path));
             }
-            if q.position > 0 {
+            if q.position > 0 && !by_type {
                 self.report_path(&UsePath::from_path(&p.path), first_span(&p.path));
             }
             return;
