@@ -22,7 +22,7 @@ fn krate(name: &str, version: &str, via: &[&str], findings: Vec<Finding>) -> Cra
         name: name.into(),
         version: version.into(),
         capabilities: findings.iter().map(|f| f.capability).collect(),
-        findings,
+        findings: findings.into(),
         via: via.iter().map(|s| s.to_string()).collect(),
         ..Default::default()
     }
@@ -250,7 +250,7 @@ fn unanalyzed_is_a_widening() {
     // not about what its dependencies do while building.
     let mut s = cli();
     let mut c = c;
-    c.findings[0].scope = Scope::Build;
+    std::sync::Arc::make_mut(&mut c.findings)[0].scope = Scope::Build;
     s.programs[0].crates.push(c);
     s.programs[0] = program("velaris", "velaris", s.programs[0].crates.clone());
     let o = outcome(CLI_BASELINE, &s);
@@ -714,7 +714,7 @@ fn widened_outcome() -> CheckOutcome {
             finding(ProcessSpawn, "src/c.rs", 9, "std::process::Command::spawn"),
         ],
     );
-    evil.findings[1].scope = Scope::Build;
+    std::sync::Arc::make_mut(&mut evil.findings)[1].scope = Scope::Build;
     s.programs[0].crates.push(evil);
     s.programs[0] = program("velaris", "velaris", s.programs[0].crates.clone());
     let text = CLI_BASELINE.replace(

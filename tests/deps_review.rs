@@ -7,6 +7,8 @@
 
 #[path = "support/archives.rs"]
 mod archives;
+#[path = "support/surface_doc.rs"]
+mod surface_doc;
 #[path = "support/registry_double.rs"]
 mod registry_double;
 #[path = "support/schema.rs"]
@@ -841,7 +843,7 @@ fn every_flag_has_its_fixture() {
 fn surface_analyzes_a_git_dependency_at_its_commit() {
     let g = git_dependency();
     let out = g.w.run(&["surface", "--format", "json", "--target", LINUX]);
-    let doc: Value = serde_json::from_str(&out.expect(0)).unwrap();
+    let doc: Value = surface_doc::inline(serde_json::from_str(&out.expect(0)).unwrap());
     let app = doc["programs"].as_array().unwrap().iter().find(|p| p["name"] == "app").unwrap();
     let dep = app["crates"].as_array().unwrap().iter().find(|c| c["name"] == "gitdep").unwrap_or_else(|| panic!("{app:#}"));
     let caps: Vec<&str> = dep["capabilities"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
@@ -849,7 +851,7 @@ fn surface_analyzes_a_git_dependency_at_its_commit() {
     assert_eq!(dep["findings"][0]["file"], "src/lib.rs");
     // Offline, from the cache it filled.
     let again = g.w.run(&["surface", "--format", "json", "--target", LINUX, "--offline"]);
-    let again: Value = serde_json::from_str(&again.expect(0)).unwrap();
+    let again: Value = surface_doc::inline(serde_json::from_str(&again.expect(0)).unwrap());
     assert_eq!(again, doc);
 }
 

@@ -6,6 +6,8 @@
 mod archives;
 #[path = "support/nesting.rs"]
 mod nesting;
+#[path = "support/surface_doc.rs"]
+mod surface_doc;
 #[path = "support/registry_double.rs"]
 mod registry_double;
 
@@ -224,7 +226,7 @@ fn surface_names_the_crate_and_file_and_goes_on() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = surface_doc::inline(serde_json::from_slice(&out.stdout).unwrap());
     let krate = |name: &str| {
         doc["programs"][0]["crates"]
             .as_array()

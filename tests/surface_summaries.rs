@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/surface_doc.rs"]
+mod surface_doc;
+
 /// One crate of a fixture workspace: a library (`src/lib.rs`) and/or a program
 /// (`src/main.rs`), with path dependencies on other crates of the fixture.
 struct Krate {
@@ -118,7 +121,7 @@ impl Fixture {
     }
 
     fn surface(&self) -> Value {
-        serde_json::from_str(&self.json()).unwrap()
+        surface_doc::inline(serde_json::from_str(&self.json()).unwrap())
     }
 
     /// The 1-based line of `krate`'s `file` holding `needle` (which must be on exactly one).
@@ -756,6 +759,6 @@ fn output_is_byte_identical_across_runs() {
     let third = fx.json_with_cache(fresh.path());
     assert_eq!(first, third, "a run with an empty cache gives the same bytes");
     // And it is not trivially empty: the program's crate has chains.
-    let doc: Value = serde_json::from_str(&first).unwrap();
+    let doc: Value = surface_doc::inline(serde_json::from_str(&first).unwrap());
     assert!(own(&doc).iter().filter(|f| f["chain"].is_array()).count() >= 4, "{:#?}", own(&doc));
 }

@@ -121,7 +121,7 @@ fn used(surface: &Surface) -> (BTreeMap<&str, Used>, BTreeMap<&str, Used>) {
             }
             let krate = crates.entry(&c.name).or_default();
             krate.capabilities.extend(c.capabilities.iter().copied());
-            for f in &c.findings {
+            for f in c.findings.iter() {
                 krate.add_finding(&c.name, &c.version, f, &c.via);
             }
         }

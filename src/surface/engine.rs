@@ -821,9 +821,12 @@ fn under_skipped<'a>(f: &str, skipped: &'a BTreeMap<String, String>) -> Option<(
 /// list; `None`: not listed).
 pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, package_files: &dyn Fn(&Unit) -> Option<Vec<String>>) -> Surface {
     let mut programs = Vec::new();
+    // What each set of units of a crate shows, shared between programs.
+    #[allow(clippy::type_complexity)]
+    let mut shared: HashMap<Vec<usize>, (BTreeSet<Capability>, Arc<Vec<Finding>>, Arc<Vec<String>>, Arc<Vec<Unloaded>>, u64)> = HashMap::new();
     for prog in &graph.programs {
         // Crates by (name, version): findings of all their units (lib, build script).
-        let mut crates: BTreeMap<(String, String), CrateSurface> = BTreeMap::new();
+        let mut crates: BTreeMap<(String, String), (Vec<String>, Vec<usize>)> = BTreeMap::new();
         // What the program's own code reaches of its dependencies, by (crate, version).
         let mut reached: BTreeMap<(String, String), BTreeSet<Capability>> = BTreeMap::new();
         let mut calls = CallStats::default();
@@ -861,21 +864,11 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                 }
                 v
             };
-            let entry = crates.entry(key).or_insert_with(|| CrateSurface {
-                name: unit.package.name.clone(),
-                version: unit.package.version.clone(),
-                capabilities: BTreeSet::new(),
-                findings: Vec::new(),
-                via: via.clone(),
-                files: Vec::new(),
-                unloaded: Vec::new(),
-                unloaded_count: 0,
-            });
-            if via.len() < entry.via.len() {
-                entry.via = via;
+            let entry = crates.entry(key).or_insert_with(|| (via.clone(), Vec::new()));
+            if via.len() < entry.0.len() {
+                entry.0 = via;
             }
-            entry.findings.extend(a.findings.iter().cloned());
-            entry.files.extend(a.files.iter().cloned());
+            entry.1.push(unit_idx);
             // A proc macro's own code (not its build script's) runs in the builds that use it:
             // for a proc-macro program, that is what it does.
             let own_build = prog.kind == ProgramKind::ProcMacro && unit.kind != UnitKind::BuildScript && unit.scope == Scope::Build;
@@ -892,23 +885,34 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
             }
         }
         // Every crate compiled into the program, clean ones too: "analysed and clean" is not
-        // "not in the graph".
+        // "not in the graph". What a set of units shows is computed once for every program
+        // that compiles it.
         let mut list: Vec<CrateSurface> = crates
-            .into_values()
-            .map(|mut c| {
-                c.findings.sort();
-                c.findings.dedup();
-                c.files.sort();
-                c.files.dedup();
-                c.capabilities = c.findings.iter().map(|f| f.capability).collect();
-                let key = (c.name.clone(), c.version.clone());
-                if let Some(all) = pkg_files.get(&key) {
-                    let loaded: BTreeSet<String> = c.files.iter().cloned().collect();
-                    let (list, count) = unloaded(all, &loaded, skipped.get(&key).unwrap_or(&BTreeMap::new()));
-                    c.unloaded = list;
-                    c.unloaded_count = count;
-                }
-                c
+            .into_iter()
+            .map(|((name, version), (via, mut units))| {
+                units.sort_unstable();
+                let d = shared
+                    .entry(units.clone())
+                    .or_insert_with(|| {
+                        let mut findings: Vec<Finding> = units.iter().flat_map(|&u| analyses[u].findings.iter().cloned()).collect();
+                        findings.sort();
+                        findings.dedup();
+                        let mut files: Vec<String> = units.iter().flat_map(|&u| analyses[u].files.iter().cloned()).collect();
+                        files.sort();
+                        files.dedup();
+                        let key = (name.clone(), version.clone());
+                        let (list, count) = match pkg_files.get(&key) {
+                            Some(all) => {
+                                let loaded: BTreeSet<String> = files.iter().cloned().collect();
+                                unloaded(all, &loaded, skipped.get(&key).unwrap_or(&BTreeMap::new()))
+                            }
+                            None => (Vec::new(), 0),
+                        };
+                        let capabilities = findings.iter().map(|f| f.capability).collect();
+                        (capabilities, Arc::new(findings), Arc::new(files), Arc::new(list), count)
+                    })
+                    .clone();
+                CrateSurface { name, version, capabilities: d.0, findings: d.1, via, files: d.2, unloaded: d.3, unloaded_count: d.4 }
             })
             .collect();
         list.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));

@@ -2,6 +2,7 @@
 //! renderers and the baseline.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::fmt;
 use std::str::FromStr;
 
@@ -205,27 +206,32 @@ impl Finding {
     }
 }
 
-/// One crate's contribution to a program.
+/// One crate's contribution to a program. The findings, files and coverage list are shared
+/// (`Arc`) between the programs that compile the same units of the crate.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrateSurface {
     pub name: String,
     pub version: String,
     pub capabilities: BTreeSet<Capability>,
-    pub findings: Vec<Finding>,
+    pub findings: Arc<Vec<Finding>>,
     /// Package names from the program's package to this crate, both included.
     pub via: Vec<String>,
     /// The source files analysed, package-relative and sorted: what the compiler compiles of
     /// the crate for this target and features (every unit of it: library, binaries, build
     /// script).
     #[serde(default)]
-    pub files: Vec<String>,
+    pub files: Arc<Vec<String>>,
     /// The package's `.rs` files that were not analysed, each with why (at most
     /// [`MAX_UNLOADED`] of them, sorted): the check that nothing compiled was dropped.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unloaded: Vec<Unloaded>,
+    #[serde(default, skip_serializing_if = "is_empty_arc")]
+    pub unloaded: Arc<Vec<Unloaded>>,
     /// How many `.rs` files were not analysed in all (`unloaded` may hold fewer).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unloaded_count: u64,
+}
+
+fn is_empty_arc<T>(v: &Arc<Vec<T>>) -> bool {
+    v.is_empty()
 }
 
 fn is_zero(n: &u64) -> bool {

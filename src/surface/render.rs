@@ -1,4 +1,4 @@
-//! Rendering a [`Surface`]: human and `velaris/surface/v1` JSON, and `explain`.
+//! Rendering a [`Surface`]: human and `velaris/surface/v2` JSON, and `explain`.
 //!
 //! Strings that come from analysed code (file names, resolved paths, source lines) are escaped
 //! before they reach the terminal.
@@ -11,18 +11,110 @@ use serde::Serialize;
 use super::model::{Capability, CrateSurface, ProgramSurface, Surface};
 use crate::report::escape;
 
-pub const SCHEMA: &str = "velaris/surface/v1";
+pub const SCHEMA: &str = "velaris/surface/v2";
 
 #[derive(Serialize)]
 struct Doc<'a> {
     schema: &'static str,
     target: &'a str,
-    programs: &'a [ProgramSurface],
+    /// Each crate's findings once, however many programs compile it.
+    crates: Vec<CrateDoc<'a>>,
+    programs: Vec<ProgramDoc<'a>>,
 }
 
-/// The surface as one JSON document (docs/json.md), followed by a newline.
+#[derive(Serialize)]
+struct CrateDoc<'a> {
+    id: String,
+    name: &'a str,
+    version: &'a str,
+    capabilities: &'a std::collections::BTreeSet<Capability>,
+    findings: &'a [super::model::Finding],
+    files: &'a [String],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    unloaded: &'a [super::model::Unloaded],
+    #[serde(skip_serializing_if = "is_zero")]
+    unloaded_count: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+#[derive(Serialize)]
+struct ProgramDoc<'a> {
+    name: &'a str,
+    kind: super::model::ProgramKind,
+    package: &'a str,
+    capabilities: &'a std::collections::BTreeSet<Capability>,
+    crates: Vec<CrateRef<'a>>,
+    reached_from_program: &'a [super::model::Reached],
+    calls: super::model::CallStats,
+}
+
+#[derive(Serialize)]
+struct CrateRef<'a> {
+    /// The `id` of the entry of `crates` with its findings.
+    id: String,
+    name: &'a str,
+    version: &'a str,
+    capabilities: &'a std::collections::BTreeSet<Capability>,
+    via: &'a [String],
+}
+
+/// The surface as one JSON document (docs/json.md), followed by a newline. A crate's
+/// findings, files and coverage are listed once in `crates`, under an `id` (`name version`,
+/// then ` #2`, ` #3` for the same crate compiled as other units in some programs); each
+/// program lists its crates by `id`, with the dependency path.
 pub fn json(surface: &Surface) -> String {
-    let doc = Doc { schema: SCHEMA, target: &surface.target, programs: &surface.programs };
+    let mut crates: Vec<CrateDoc> = Vec::new();
+    // The details of a crate are shared (one `Arc`) between the programs that compile the
+    // same units of it; equal details made apart are merged too.
+    let mut ids: BTreeMap<(&str, &str), Vec<(&CrateSurface, String)>> = BTreeMap::new();
+    let mut programs = Vec::new();
+    for p in &surface.programs {
+        let mut refs = Vec::new();
+        for c in &p.crates {
+            let variants = ids.entry((c.name.as_str(), c.version.as_str())).or_default();
+            let same = |o: &CrateSurface| {
+                std::sync::Arc::ptr_eq(&o.findings, &c.findings) && std::sync::Arc::ptr_eq(&o.files, &c.files)
+                    || (o.findings == c.findings && o.files == c.files && o.unloaded == c.unloaded)
+            };
+            let id = match variants.iter().find(|(o, _)| same(o)) {
+                Some((_, id)) => id.clone(),
+                None => {
+                    let id = if variants.is_empty() {
+                        format!("{} {}", c.name, c.version)
+                    } else {
+                        format!("{} {} #{}", c.name, c.version, variants.len() + 1)
+                    };
+                    variants.push((c, id.clone()));
+                    crates.push(CrateDoc {
+                        id: id.clone(),
+                        name: &c.name,
+                        version: &c.version,
+                        capabilities: &c.capabilities,
+                        findings: &c.findings,
+                        files: &c.files,
+                        unloaded: &c.unloaded,
+                        unloaded_count: c.unloaded_count,
+                    });
+                    id
+                }
+            };
+            refs.push(CrateRef { id, name: &c.name, version: &c.version, capabilities: &c.capabilities, via: &c.via });
+        }
+        programs.push(ProgramDoc {
+            name: &p.name,
+            kind: p.kind,
+            package: &p.package,
+            capabilities: &p.capabilities,
+            crates: refs,
+            reached_from_program: &p.reached_from_program,
+            calls: p.calls,
+        });
+    }
+    crates.sort_by(|a, b| (a.name, a.version, &a.id).cmp(&(b.name, b.version, &b.id)));
+    let doc = Doc { schema: SCHEMA, target: &surface.target, crates, programs };
     let mut s = serde_json::to_string_pretty(&doc).expect("surface serializes");
     s.push('\n');
     s
@@ -69,8 +161,8 @@ pub fn human(surface: &Surface, verbose: bool) -> String {
         // a false cfg (the JSON lists them, with why).
         let not_loaded: u64 = p.crates.iter().map(|c| c.unloaded_count).sum();
         if not_loaded > 0 {
-            let cfg_false: usize = p.crates.iter().flat_map(|c| &c.unloaded).filter(|u| u.reason == super::model::UnloadedReason::CfgFalse).count();
-            let other: usize = p.crates.iter().flat_map(|c| &c.unloaded).filter(|u| u.reason == super::model::UnloadedReason::OtherTarget).count();
+            let cfg_false: usize = p.crates.iter().flat_map(|c| c.unloaded.iter()).filter(|u| u.reason == super::model::UnloadedReason::CfgFalse).count();
+            let other: usize = p.crates.iter().flat_map(|c| c.unloaded.iter()).filter(|u| u.reason == super::model::UnloadedReason::OtherTarget).count();
             let _ = writeln!(
                 out,
                 "  {not_loaded} source file{} of these packages not compiled in: {cfg_false} under a false cfg, {other} of other targets (tests, examples, other binaries), the rest declared by no module",

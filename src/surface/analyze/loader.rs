@@ -292,12 +292,16 @@ pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink, edition: E
         return None;
     };
     if bytes.len() >= LARGE_SOURCE
-        && let Some(f) = parse_large(text)
+        && let Some(mut f) = parse_large(text)
     {
+        compact(&mut f.items);
         return Some(f);
     }
     match syn::parse_file(text) {
-        Ok(f) => Some(f),
+        Ok(mut f) => {
+            compact(&mut f.items);
+            Some(f)
+        }
         Err(first) => {
             let body = text.strip_prefix('\u{feff}').unwrap_or(text);
             // A shebang line is not a token.
@@ -317,6 +321,84 @@ pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink, edition: E
             Some(r.file)
         }
     }
+}
+
+/// Drop what the analysis never reads from a parsed file, before it is kept for the whole
+/// analysis of the crate (generated bindings hold tens of thousands of items): doc
+/// attributes, items only compiled under `cfg(test)` (`#[test]`, `#[bench]` functions), the
+/// signatures of foreign functions (their name, visibility and `link_name` are what counts),
+/// and the separate `extern` blocks bindgen writes one per function, merged when they have
+/// the same ABI and no attributes.
+pub(crate) fn compact(items: &mut Vec<Item>) {
+    fn no_docs(attrs: &mut Vec<syn::Attribute>) {
+        if attrs.iter().any(|a| a.path().is_ident("doc")) {
+            attrs.retain(|a| !a.path().is_ident("doc"));
+        }
+    }
+    fn is_test(attrs: &[syn::Attribute]) -> bool {
+        attrs.iter().any(|a| {
+            let segs = &a.path().segments;
+            segs.len() <= 2 && segs.last().is_some_and(|s| s.ident == "test" || s.ident == "bench")
+        })
+    }
+    let mut out: Vec<Item> = Vec::with_capacity(items.len());
+    for mut item in std::mem::take(items) {
+        if let Item::Fn(f) = &item
+            && is_test(&f.attrs)
+        {
+            continue;
+        }
+        if let Some(a) = attrs::item_attrs_mut(&mut item) {
+            no_docs(a);
+        }
+        match &mut item {
+            Item::Struct(st) => st.fields.iter_mut().for_each(|f| no_docs(&mut f.attrs)),
+            Item::Enum(e) => e.variants.iter_mut().for_each(|v| no_docs(&mut v.attrs)),
+            Item::Impl(i) => {
+                i.items.retain(|it| !matches!(it, syn::ImplItem::Fn(f) if is_test(&f.attrs)));
+                for it in &mut i.items {
+                    if let Some(a) = attrs::impl_item_attrs_mut(it) {
+                        no_docs(a);
+                    }
+                }
+            }
+            Item::Mod(m) => {
+                if let Some((_, inner)) = &mut m.content {
+                    compact(inner);
+                }
+            }
+            Item::ForeignMod(fm) => {
+                for fi in &mut fm.items {
+                    if let syn::ForeignItem::Fn(f) = fi {
+                        no_docs(&mut f.attrs);
+                        f.sig.inputs = Default::default();
+                        f.sig.output = syn::ReturnType::Default;
+                        f.sig.generics = Default::default();
+                        f.sig.variadic = None;
+                    } else if let Some(a) = attrs::foreign_item_attrs_mut(fi) {
+                        no_docs(a);
+                    }
+                }
+                if fm.attrs.is_empty()
+                    && let Some(Item::ForeignMod(prev)) = out.last_mut()
+                    && prev.attrs.is_empty()
+                    && prev.unsafety.is_some() == fm.unsafety.is_some()
+                    && abi_text(&prev.abi) == abi_text(&fm.abi)
+                {
+                    prev.items.append(&mut fm.items);
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(item);
+    }
+    out.shrink_to_fit();
+    *items = out;
+}
+
+fn abi_text(a: &syn::Abi) -> Option<String> {
+    a.name.as_ref().map(|n| n.value())
 }
 
 /// The bodies of the branches of a `cfg_if!` that are compiled: the first branch whose
