@@ -57,19 +57,21 @@ impl Side {
     }
 }
 
-/// Run the engine on `dir` for each target. With `analyse` false only the graph is resolved.
+/// Run the engine on `dir` for each target. With `analyse` false only the graph is resolved;
+/// with `lockfile_led` (the probe of two lockfiles) what the lockfile does not lock is not built.
 pub fn run_side(
     dir: &WorkspaceDir,
     targets: &[String],
     fetch: &FetchOptions,
     store: &SourceStore,
     analyse: bool,
+    lockfile_led: bool,
 ) -> Result<Vec<Run>, SurfaceError> {
     let mut runs = Vec::new();
     for t in targets {
         let config = engine::Config { root: dir.root.clone(), target: t.clone(), fetch: fetch.clone() };
         if analyse {
-            let d = engine::run_with(&config, store)?;
+            let d = if lockfile_led { engine::run_lockfile_led(&config, store)? } else { engine::run_with(&config, store)? };
             runs.push(Run {
                 target: t.clone(),
                 graph: d.graph,

@@ -14,6 +14,7 @@
 
 mod capabilities;
 pub mod flags;
+pub mod lockgraph;
 pub mod review;
 mod workspaces;
 
@@ -302,6 +303,17 @@ struct LockPair {
     new: Lockfile,
     old_text: Option<String>,
     new_text: Option<String>,
+    /// The graphs the two lockfiles record (empty for a side that does not exist).
+    old_view: lockgraph::LockView,
+    new_view: lockgraph::LockView,
+}
+
+impl LockPair {
+    fn new(label: String, old: Lockfile, new: Lockfile, old_text: Option<String>, new_text: Option<String>) -> LockPair {
+        let view = |t: &Option<String>| t.as_deref().and_then(|t| lockgraph::LockView::parse(t, &label)).unwrap_or_default();
+        let (old_view, new_view) = (view(&old_text), view(&new_text));
+        LockPair { label, old, new, old_text, new_text, old_view, new_view }
+    }
 }
 
 /// Where each side's workspace comes from.
@@ -331,13 +343,7 @@ fn load(config: &Config) -> Result<(String, String, Vec<LockPair>, Sides), DepsD
         Input::Files { old, new } => {
             let (o, n) = (old.display().to_string(), new.display().to_string());
             let (ot, nt) = (read_file(old)?, read_file(new)?);
-            let pair = LockPair {
-                label: n.clone(),
-                old: parse(Some(&ot), &o)?,
-                new: parse(Some(&nt), &n)?,
-                old_text: Some(ot),
-                new_text: Some(nt),
-            };
+            let pair = LockPair::new(n.clone(), parse(Some(&ot), &o)?, parse(Some(&nt), &n)?, Some(ot), Some(nt));
             Ok((o, n, vec![pair], Sides::Files))
         }
         Input::Git { base, head, lockfiles } => {
@@ -373,7 +379,7 @@ fn load(config: &Config) -> Result<(String, String, Vec<LockPair>, Sides), DepsD
                 }
                 let old = parse(old_text.as_deref(), &format!("{base}:{path}"))?;
                 let new = parse(new_text.as_deref(), &format!("{head_label}:{path}"))?;
-                pairs.push(LockPair { label: path, old, new, old_text, new_text });
+                pairs.push(LockPair::new(path, old, new, old_text, new_text));
             }
             let sides = Sides::Git { repo, base: base_commit, head: head_commit };
             Ok((base.clone(), head_label, pairs, sides))
@@ -590,7 +596,7 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     let mut analysed: BTreeMap<String, (RunSide, RunSide)> = BTreeMap::new();
     for pair in &pairs {
         let changed: Vec<&PackageReport> = packages.iter().filter(|p| p.lockfiles.contains(&pair.label)).collect();
-        let (b, h, note, baseline) = analyse_pair(config, pair, &sides, &changed, &store)?;
+        let (b, h, note, baseline) = analyse_pair(config, pair, &sides, &changed, &store, &fetched)?;
         if let Some(note) = note {
             graph_unknown.push((pair.label.clone(), note));
         }
@@ -606,7 +612,7 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
 
     // Each package's place, capability change and remaining flags.
     for p in &mut packages {
-        review_one(p, &analysed, config, &fetched)?;
+        review_one(p, &analysed, &pairs, config, &fetched)?;
     }
     review::order(&mut packages);
     let coverage = review::coverage(&packages, config.capabilities);
@@ -645,6 +651,7 @@ fn analyse_pair(
     sides: &Sides,
     changed: &[&PackageReport],
     store: &SourceStore,
+    fetched: &Fetchedset,
 ) -> Result<(RunSide, RunSide, Option<String>, Option<BaselineInput>), DepsDiffError> {
     let dir = workspaces::dir_of_lockfile(&pair.label);
     let mut note: Option<String> = None;
@@ -652,7 +659,7 @@ fn analyse_pair(
     // side only, and the other side builds nothing.
     let mut dirs: Option<(Option<WorkspaceDir>, Option<WorkspaceDir>)> = None;
     match sides {
-        Sides::Files => note = Some("two lockfiles without manifests: the graph is unknown, every package counts".into()),
+        Sides::Files => note = Some("two lockfiles without manifests: what each target builds is unknown, every package counts; where each package sits comes from the lockfiles' own dependency lists".into()),
         Sides::Git { repo, base, head } => {
             let base_dir = workspaces::materialize(repo, base, dir);
             let head_dir = match head {
@@ -692,7 +699,7 @@ fn analyse_pair(
     }
     if let Some((b, h)) = dirs {
         let runs = |d: &Option<WorkspaceDir>| match d {
-            Some(d) => capabilities::run_side(d, &targets, &config.fetch, store, config.capabilities),
+            Some(d) => capabilities::run_side(d, &targets, &config.fetch, store, config.capabilities, false),
             None => Ok(Vec::new()),
         };
         let (base_runs, head_runs) = (runs(&b), runs(&h));
@@ -707,26 +714,38 @@ fn analyse_pair(
             }
         }
     }
-    // The probe: each changed package with its default features.
+    // The probe: each changed package with the superset of features its lockfile entry allows,
+    // resolved with the lockfile leading.
     if !config.capabilities {
         return Ok((RunSide::empty(GraphMode::Probe, None), RunSide::empty(GraphMode::Probe, None), note, None));
     }
-    let probe_side = |text: Option<&str>, pick: fn(&PackageReport) -> Option<&Side>| -> Result<RunSide, DepsDiffError> {
-        let pkgs: Vec<&LockedPackage> = changed.iter().filter_map(|p| pick(p)).filter(|s| s.verified()).map(|s| &s.package).collect();
+    let probe_side = |text: Option<&str>, view: &lockgraph::LockView, pick: fn(&PackageReport) -> Option<&Side>| -> Result<RunSide, DepsDiffError> {
         let Some(text) = text else { return Ok(RunSide::empty(GraphMode::Probe, None)) };
-        let dir = match workspaces::probe(text, &pkgs) {
+        let mut deps = Vec::new();
+        for s in changed.iter().filter_map(|p| pick(p)).filter(|s| s.verified()) {
+            let features = match (fetched.tree(&s.package)?, view.dep_names(&s.package)) {
+                (Some((_, Some(manifest))), Some(locked)) => workspaces::superset_features(&manifest, &locked),
+                _ => None,
+            };
+            deps.push(workspaces::ProbeDep { package: &s.package, features });
+        }
+        let dir = match workspaces::probe(text, &deps) {
             Ok(Some(d)) => d,
             Ok(None) => return Ok(RunSide::empty(GraphMode::Probe, None)),
             Err(e) => return Ok(RunSide::empty(GraphMode::Probe, Some(e))),
         };
-        match capabilities::run_side(&dir, &config.targets, &config.fetch, store, true) {
+        // Messages name the lockfile compared, not the probe's temporary copy of it.
+        let clean = |e: &dyn std::fmt::Display| {
+            one_line(e).replace(&dir.root.join("Cargo.lock").display().to_string(), &pair.label).replace(&dir.root.display().to_string(), "the probe")
+        };
+        match capabilities::run_side(&dir, &config.targets, &config.fetch, store, true, true) {
             Ok(runs) => Ok(RunSide { mode: GraphMode::Probe, runs, error: None }),
             Err(e) if e.is_integrity() => Err(e.into()),
-            Err(e) => Ok(RunSide::empty(GraphMode::Probe, Some(one_line(&e)))),
+            Err(e) => Ok(RunSide::empty(GraphMode::Probe, Some(clean(&e)))),
         }
     };
-    let b = probe_side(pair.old_text.as_deref(), |p| p.old.as_ref())?;
-    let h = probe_side(pair.new_text.as_deref(), |p| p.new.as_ref())?;
+    let b = probe_side(pair.old_text.as_deref(), &pair.old_view, |p| p.old.as_ref())?;
+    let h = probe_side(pair.new_text.as_deref(), &pair.new_view, |p| p.new.as_ref())?;
     Ok((b, h, note, None))
 }
 
@@ -832,6 +851,7 @@ const MAX_HUNKS: usize = 24;
 fn review_one(
     p: &mut PackageReport,
     analysed: &BTreeMap<String, (RunSide, RunSide)>,
+    pairs: &[LockPair],
     config: &Config,
     fetched: &Fetchedset,
 ) -> Result<(), DepsDiffError> {
@@ -846,6 +866,26 @@ fn review_one(
         };
         let pl = capabilities::placement(side, pkg);
         placement = merge_placement(placement, pl);
+    }
+    // Without a workspace graph, where it sits comes from the lockfile's own edges.
+    if placement.built.is_none() {
+        for pair in pairs.iter().filter(|pair| p.lockfiles.contains(&pair.label)) {
+            let (view, pkg) = match (&p.new, &p.old) {
+                (Some(n), _) => (&pair.new_view, &n.package),
+                (None, Some(o)) => (&pair.old_view, &o.package),
+                (None, None) => continue,
+            };
+            for d in view.direct(pkg) {
+                if !placement.direct.contains(&d) {
+                    placement.direct.push(d);
+                }
+            }
+            let via = view.via(pkg);
+            if !via.is_empty() && (placement.via.is_empty() || via.len() < placement.via.len()) {
+                placement.via = via;
+            }
+        }
+        placement.direct.sort();
     }
     p.placement = placement;
 

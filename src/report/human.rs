@@ -89,6 +89,8 @@ fn change_cell(p: &PackageReport) -> String {
 fn where_cell(p: &PackageReport) -> String {
     let pl = &p.placement;
     match pl.built {
+        None if !pl.direct.is_empty() => format!("direct ({}), lockfile", pl.direct.join(", ")),
+        None if pl.via.len() >= 2 => format!("via {}, lockfile", pl.via[pl.via.len() - 2]),
         None => "graph unknown".to_string(),
         Some(false) => "not built".to_string(),
         Some(true) if !pl.direct.is_empty() => format!("direct ({})", pl.direct.join(", ")),

@@ -60,6 +60,8 @@ fn verified_cell(p: &PackageReport) -> &'static str {
 fn where_cell(p: &PackageReport) -> String {
     let pl = &p.placement;
     match pl.built {
+        None if !pl.direct.is_empty() => format!("direct ({}), lockfile", md(&pl.direct.join(", "))),
+        None if pl.via.len() >= 2 => format!("via {}, lockfile", md(&pl.via[pl.via.len() - 2])),
         None => "graph unknown".into(),
         Some(false) => "not built".into(),
         Some(true) if !pl.direct.is_empty() => format!("direct ({})", md(&pl.direct.join(", "))),
