@@ -12,10 +12,14 @@
 //! bytes into the cache. It renders nothing (see [`crate::report`]) and parses no arguments
 //! (see [`crate::cli`]).
 
+pub mod advisories;
 mod capabilities;
 pub mod flags;
 pub mod lockgraph;
 pub mod review;
+pub mod risk;
+pub mod signals;
+pub mod squat;
 mod workspaces;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,6 +74,8 @@ pub struct Config {
     pub all_targets: bool,
     /// Analyse capabilities (the graph is resolved either way).
     pub capabilities: bool,
+    /// A local copy of the RustSec advisory database.
+    pub advisory_db: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +96,8 @@ pub enum DepsDiffError {
     Archive { name: String, version: String, origin: String, source: Box<ArchiveError> },
     #[error(transparent)]
     Surface(#[from] SurfaceError),
+    #[error(transparent)]
+    Advisories(#[from] advisories::AdvisoryError),
 }
 
 impl DepsDiffError {
@@ -203,6 +211,19 @@ pub struct PackageReport {
     pub capabilities: Capabilities,
     /// Its place in the review order.
     pub tier: Tier,
+    /// For a package the change adds: the changed packages whose new version depends on it
+    /// where the old one did not (from the lockfiles).
+    pub brought_by: Vec<String>,
+    /// The packages this change adds that this package brought.
+    pub brings: Vec<String>,
+    /// A name that imitates a popular crate's (added packages new to the graph).
+    pub squat: Option<squat::Squat>,
+    /// What the advisory database says of the versions (empty without `--advisory-db`).
+    pub advisories: advisories::PackageAdvisories,
+    /// The `license` of each side, as the manifests say (`None`: none said, or not read).
+    pub license: (Option<String>, Option<String>),
+    /// Its score and the reasons for it (docs/review.md).
+    pub risk: risk::Risk,
 }
 
 impl PackageReport {
@@ -277,6 +298,20 @@ pub struct Report {
     pub baselines: Vec<BaselineEffect>,
     pub coverage: Coverage,
     pub verified: Verified,
+    /// The advisory database used, when one was given.
+    pub advisory_db: Option<AdvisoryDbInfo>,
+    /// The headline's sentence on the top risk.
+    pub top_risk: Option<String>,
+}
+
+/// Which advisory database the review used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdvisoryDbInfo {
+    pub path: String,
+    /// Its git commit, when it is a checkout.
+    pub commit: Option<String>,
+    /// Advisories loaded (withdrawn ones left out).
+    pub advisories: usize,
 }
 
 impl Report {
@@ -614,7 +649,12 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     for p in &mut packages {
         review_one(p, &analysed, &pairs, config, &fetched)?;
     }
+    // Who brought each added package, names that imitate popular crates, advisories.
+    let db = config.advisory_db.as_deref().map(advisories::AdvisoryDb::load).transpose()?;
+    relate(&mut packages, &pairs, db.as_ref());
     review::order(&mut packages);
+    risk::order(&mut packages, config.all_targets);
+    let top_risk = risk::top_sentence(&packages);
     let coverage = review::coverage(&packages, config.capabilities);
     let verified = review::verified(&packages);
     let lockfiles = pairs.iter().map(|p| p.label.clone()).collect();
@@ -632,7 +672,142 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
         baselines,
         coverage,
         verified,
+        advisory_db: db.map(|d| AdvisoryDbInfo { path: d.path, commit: d.commit, advisories: d.count }),
+        top_risk,
     })
+}
+
+/// The signals of the added lines as flags (hidden strings join the suspicious lines).
+fn signal_flags(flags: &mut Vec<Flag>, found: &[signals::Signal]) {
+    use signals::SignalKind;
+    let ev = |s: &signals::Signal| format!("{}:{}: {}: {}", s.file, s.line, s.what, s.text);
+    for (kind, flag, verb) in [
+        (SignalKind::Secret, FlagKind::SecretAccess, "names secret-shaped paths or variables"),
+        (SignalKind::Trigger, FlagKind::TriggerCondition, "checks conditions an attack waits for (CI, host, clock, OS)"),
+        (SignalKind::BinaryRead, FlagKind::BinaryRead, "reads a binary file it ships"),
+    ] {
+        let these: Vec<&signals::Signal> = found.iter().filter(|s| s.kind == kind).collect();
+        if these.is_empty() {
+            continue;
+        }
+        let mut whats: Vec<&str> = Vec::new();
+        for s in &these {
+            if !whats.contains(&s.what.as_str()) {
+                whats.push(&s.what);
+            }
+        }
+        flags.push(Flag {
+            kind: flag,
+            message: format!("added lines {verb}: {}", whats.join(", ")),
+            evidence: these.iter().map(|s| ev(s)).take(flags::MAX_EVIDENCE).collect(),
+        });
+    }
+    let hidden: Vec<String> = found.iter().filter(|s| s.kind == SignalKind::Hidden).map(ev).collect();
+    if !hidden.is_empty() {
+        match flags.iter_mut().find(|f| f.kind == FlagKind::SuspiciousLines) {
+            Some(f) => {
+                let mut ev = hidden;
+                ev.extend(f.evidence.drain(..));
+                ev.truncate(flags::MAX_EVIDENCE);
+                f.evidence = ev;
+                f.message = format!("{}; string literals that decode or join into a URL or a command", f.message);
+            }
+            None => flags.push(Flag {
+                kind: FlagKind::SuspiciousLines,
+                message: "string literals that decode or join into a URL or a command".to_string(),
+                evidence: hidden.into_iter().take(flags::MAX_EVIDENCE).collect(),
+            }),
+        }
+    }
+    flags.sort_by_key(|f| (f.kind.rank(), f.kind));
+}
+
+/// What relates packages to one another and to the outside: which changed package brought
+/// each added one (lockfile edges), the new-dependency flag's wording from that, name-squats of
+/// packages new to the graph, and advisories.
+fn relate(packages: &mut [PackageReport], pairs: &[LockPair], db: Option<&advisories::AdvisoryDb>) {
+    let added: BTreeSet<String> = packages.iter().filter(|p| p.change == ChangeKind::Added).map(|p| p.name.clone()).collect();
+    let mut brought: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut at_base: BTreeSet<String> = BTreeSet::new();
+    for pair in pairs {
+        for (dep, by) in lockgraph::brought_by(&pair.old_view, &pair.new_view, &added) {
+            let e = brought.entry(dep).or_default();
+            for b in by {
+                if !e.contains(&b) {
+                    e.push(b);
+                }
+            }
+        }
+        at_base.extend(pair.old.packages.iter().map(|p| p.name.clone()));
+    }
+    let built: BTreeMap<String, bool> = packages.iter().filter(|p| p.change == ChangeKind::Added).map(|p| (p.name.clone(), p.built())).collect();
+    let mut brings: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (dep, by) in &brought {
+        for b in by {
+            brings.entry(b.clone()).or_default().push(dep.clone());
+        }
+    }
+    for p in packages.iter_mut() {
+        if p.change == ChangeKind::Added {
+            p.brought_by = brought.get(&p.name).cloned().unwrap_or_default();
+            p.brought_by.sort();
+            if !at_base.contains(&p.name) {
+                if let Some(s) = squat::resembles(&p.name) {
+                    p.flags.push(Flag {
+                        kind: FlagKind::NameSquat,
+                        message: format!("new to the graph, and its name is {}", s.describe()),
+                        evidence: vec![format!("resembles {}", s.resembles)],
+                    });
+                    p.squat = Some(s);
+                }
+            }
+        }
+        if p.new.is_some() {
+            let mut b: Vec<String> = brings.get(&p.name).cloned().unwrap_or_default();
+            b.sort();
+            b.dedup();
+            // Only what is built counts as brought (with the graph unknown, everything is).
+            p.brings = b.into_iter().filter(|d| built.get(d).copied().unwrap_or(true)).collect();
+        }
+        if let Some(f) = p.flags.iter_mut().find(|f| f.kind == FlagKind::NewDependency) {
+            let declared = f.evidence.len();
+            f.message = if p.brings.is_empty() {
+                format!(
+                    "declares {} none of which is new to the build (already in the graph, optional and off, or for other targets)",
+                    crate::report::plural(declared as u64, "new dependency,", "new dependencies,")
+                )
+            } else {
+                let more = declared.saturating_sub(p.brings.len());
+                format!(
+                    "brings {} new to the build: {}{}",
+                    crate::report::plural(p.brings.len() as u64, "dependency", "dependencies"),
+                    p.brings.join(", "),
+                    if more > 0 { format!(" (and declares {more} more that are not)") } else { String::new() }
+                )
+            };
+        }
+        if let Some(db) = db {
+            let a = db.for_change(p.old.as_ref().map(|s| &s.package), p.new.as_ref().map(|s| &s.package));
+            if !a.affecting.is_empty() {
+                let ev: Vec<String> = a
+                    .affecting
+                    .iter()
+                    .map(|x| {
+                        let intro = if a.introduced.contains(&x.id) { "; this change goes into it" } else { "" };
+                        format!("{} ({}{}): {}{intro}", x.id, x.kind, x.severity.as_ref().map(|s| format!(", {s}")).unwrap_or_default(), x.title)
+                    })
+                    .collect();
+                let ids: Vec<&str> = a.affecting.iter().map(|x| x.id.as_str()).collect();
+                p.flags.push(Flag {
+                    kind: FlagKind::Advisory,
+                    message: format!("{} affects the version locked: {}", crate::report::plural(ids.len() as u64, "advisory", "advisories"), ids.join(", ")),
+                    evidence: ev.into_iter().take(flags::MAX_EVIDENCE).collect(),
+                });
+            }
+            p.advisories = a;
+        }
+        p.flags.sort_by_key(|f| (f.kind.rank(), f.kind));
+    }
 }
 
 /// A workspace's baseline at head (and at base), where it is, and the target it is checked for.
@@ -811,6 +986,9 @@ fn diff_one(
     let same_version = matches!(change.kind, ChangeKind::ChecksumChanged | ChangeKind::SourceChanged)
         && change.old.as_ref().map(|p| &p.version) == change.new.as_ref().map(|p| &p.version);
     let mut flags = if complete { flags::tree_flags(of.as_ref(), nf.as_ref(), diff.as_ref(), same_version, added_names) } else { Vec::new() };
+    if let (true, Some((tree, _))) = (complete, &new_tree) {
+        signal_flags(&mut flags, &signals::scan(old_tree.as_ref().map(|t| &t.0), tree));
+    }
     if let Some(s) = &new {
         match s.index {
             Some(IndexStatus::Yanked) => flags.push(Flag {
@@ -838,6 +1016,12 @@ fn diff_one(
         flags,
         capabilities: Capabilities { status: CapStatus::Off, added: Vec::new(), removed: Vec::new(), note: None },
         tier: Tier::Routine,
+        brought_by: Vec::new(),
+        brings: Vec::new(),
+        squat: None,
+        advisories: advisories::PackageAdvisories::default(),
+        license: (of.as_ref().and_then(|f| f.manifest.license.clone()), nf.as_ref().and_then(|f| f.manifest.license.clone())),
+        risk: risk::Risk::default(),
     })
 }
 

@@ -260,6 +260,9 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
         let _ = writeln!(out, "no package changes");
         return out;
     }
+    if let Some(top) = &report.top_risk {
+        let _ = writeln!(out, "{}", paint(RED, &escape::line(top)));
+    }
     if let Some(c) = coverage_line(report) {
         let _ = writeln!(out, "{c}");
     }
@@ -273,20 +276,23 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
         out.push('\n');
         let cells: Vec<[String; 5]> = rows
             .iter()
-            .map(|p| [p.tier.code().to_string(), title(p), change_cell(p), escape::line(&where_cell(p)), thousands(p.audit_lines())])
+            .map(|p| {
+                let name = if p.risk.group.is_some() { format!("↳ {}", title(p)) } else { title(p) };
+                [p.risk.score.to_string(), name, change_cell(p), escape::line(&where_cell(p)), thousands(p.audit_lines())]
+            })
             .collect();
         let w = |i: usize| cells.iter().map(|c| c[i].chars().count()).max().unwrap_or(0).max([4, 7, 6, 5, 5][i]);
         let (w0, w1, w2, w3, w4) = (w(0), w(1), w(2), w(3), w(4));
         let _ = writeln!(
             out,
             "{}",
-            paint(DIM, &format!("{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:>w4$}  {}", "risk", "package", "change", "where", "audit", "what"))
+            paint(DIM, &format!("{:>w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:>w4$}  {}", "risk", "package", "change", "where", "audit", "what"))
         );
         for (p, c) in rows.iter().zip(&cells) {
             let _ = writeln!(
                 out,
                 "{}  {}  {}  {:<w3$}  {:>w4$}  {}",
-                paint(tier_style(p.tier), &format!("{:<w0$}", c[0])),
+                paint(tier_style(p.tier), &format!("{:>w0$}", c[0])),
                 paint(BOLD, &format!("{:<w1$}", c[1])),
                 paint(kind_style(p.change), &format!("{:<w2$}", c[2])),
                 c[3],
@@ -298,6 +304,7 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
     if opts.detail != Detail::Stat {
         capability_section(&mut out, report);
         flag_section(&mut out, report);
+        advisory_and_licence_section(&mut out, report);
         program_section(&mut out, report);
     }
     not_built_section(&mut out, report);
@@ -404,6 +411,19 @@ fn flag_section(out: &mut String, report: &Report) {
                 let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more", ev.len() - FLAG_EVIDENCE_SHOWN)));
             }
         }
+    }
+}
+
+/// Advisories a change fixes, the database used, and the licences of new packages.
+fn advisory_and_licence_section(out: &mut String, report: &Report) {
+    let fixed: Vec<&PackageReport> = report.packages.iter().filter(|p| !p.advisories.fixed.is_empty()).collect();
+    let _ = writeln!(out, "\n{} {}", paint(BOLD, "Advisories:"), escape::line(&super::advisory_db_line(report)));
+    for p in fixed {
+        let ids: Vec<&str> = p.advisories.fixed.iter().map(|a| a.id.as_str()).collect();
+        let _ = writeln!(out, "  {} {}", paint(GREEN, &format!("{} fixes", title(p))), escape::line(&ids.join(", ")));
+    }
+    if let Some(l) = super::new_licences(report) {
+        let _ = writeln!(out, "{} {}", paint(BOLD, "Licences of new packages:"), escape::line(&l));
     }
 }
 

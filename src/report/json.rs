@@ -34,6 +34,62 @@ struct Doc<'a> {
     programs: Vec<Program<'a>>,
     baselines: Vec<Baseline<'a>>,
     totals: Totals,
+    top_risk: Option<&'a str>,
+    advisory_db: Option<AdvisoryDbOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct AdvisoryDbOut<'a> {
+    path: &'a str,
+    commit: Option<&'a str>,
+    advisories: usize,
+}
+
+#[derive(Serialize)]
+struct RiskOut<'a> {
+    score: u32,
+    group: Option<&'a str>,
+    group_score: u32,
+    reasons: Vec<ReasonOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct ReasonOut<'a> {
+    code: &'static str,
+    points: u32,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct SquatOut<'a> {
+    resembles: &'a str,
+    how: &'static str,
+    distance: usize,
+}
+
+#[derive(Serialize)]
+struct AdvisoriesOut<'a> {
+    affecting: Vec<AdvisoryOut<'a>>,
+    introduced: &'a [String],
+    fixed: Vec<AdvisoryOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct AdvisoryOut<'a> {
+    id: &'a str,
+    title: &'a str,
+    kind: &'a str,
+    severity: Option<&'a str>,
+    url: Option<&'a str>,
+    patched: &'a [String],
+    aliases: &'a [String],
+}
+
+#[derive(Serialize)]
+struct LicenseOut<'a> {
+    old: Option<&'a str>,
+    new: Option<&'a str>,
+    changed: bool,
 }
 
 #[derive(Serialize)]
@@ -96,6 +152,12 @@ struct Package<'a> {
     vcs: Option<Vcs<'a>>,
     lockfiles: &'a [String],
     file_changes: Vec<FileChange<'a>>,
+    risk: RiskOut<'a>,
+    brought_by: &'a [String],
+    brings: &'a [String],
+    squat: Option<SquatOut<'a>>,
+    advisories: AdvisoriesOut<'a>,
+    license: LicenseOut<'a>,
 }
 
 #[derive(Serialize)]
@@ -352,6 +414,37 @@ fn package(p: &PackageReport) -> Package<'_> {
         }),
         lockfiles: &p.lockfiles,
         file_changes: d.map(|d| d.files.iter().map(file).collect()).unwrap_or_default(),
+        risk: RiskOut {
+            score: p.risk.score,
+            group: p.risk.group.as_deref(),
+            group_score: p.risk.group_score,
+            reasons: p.risk.reasons.iter().map(|r| ReasonOut { code: r.code, points: r.points, text: &r.text }).collect(),
+        },
+        brought_by: &p.brought_by,
+        brings: &p.brings,
+        squat: p.squat.as_ref().map(|s| SquatOut { resembles: &s.resembles, how: s.how, distance: s.distance }),
+        advisories: AdvisoriesOut {
+            affecting: p.advisories.affecting.iter().map(advisory).collect(),
+            introduced: &p.advisories.introduced,
+            fixed: p.advisories.fixed.iter().map(advisory).collect(),
+        },
+        license: LicenseOut {
+            old: p.license.0.as_deref(),
+            new: p.license.1.as_deref(),
+            changed: p.old.is_some() && p.new.is_some() && p.license.0 != p.license.1 && p.diff.is_some(),
+        },
+    }
+}
+
+fn advisory(a: &crate::depsdiff::advisories::AdvisoryRef) -> AdvisoryOut<'_> {
+    AdvisoryOut {
+        id: &a.id,
+        title: &a.title,
+        kind: &a.kind,
+        severity: a.severity.as_deref(),
+        url: a.url.as_deref(),
+        patched: &a.patched,
+        aliases: &a.aliases,
     }
 }
 
@@ -488,6 +581,8 @@ pub fn render_json(report: &Report) -> String {
         programs: report.programs.iter().map(program).collect(),
         baselines: report.baselines.iter().map(baseline).collect(),
         totals,
+        top_risk: report.top_risk.as_deref(),
+        advisory_db: report.advisory_db.as_ref().map(|d| AdvisoryDbOut { path: &d.path, commit: d.commit.as_deref(), advisories: d.advisories }),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report serializes");
     s.push('\n');
