@@ -1300,3 +1300,55 @@ fn two_lockfiles_take_features_from_what_the_lockfile_locks() {
     let human = run(&[]).expect(0);
     assert!(!human.contains("generate-lockfile") && !human.contains("velaris-probe"), "{human}");
 }
+
+/// `--format sarif`: valid SARIF 2.1.0, the widened grants at their baseline entries and the
+/// gained capabilities at their lockfile entries, with fingerprints that stay put.
+#[test]
+fn sarif_for_code_scanning() {
+    let w = incidents();
+    let out = w.review(&["--format", "sarif"]).expect(0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    schema::assert_valid_sarif(&doc);
+    // The validator is not a rubber stamp: a result without a message is refused.
+    let mut broken = doc.clone();
+    broken["runs"][0]["results"][0].as_object_mut().unwrap().remove("message");
+    let refused = std::panic::catch_unwind(|| schema::assert_valid_sarif(&broken));
+    assert!(refused.is_err(), "the schema accepted a result without a message");
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    let lock = w.git(&["show", "HEAD:Cargo.lock"]);
+    let logger_line = lock.lines().position(|l| l == "name = \"logger\"").unwrap() + 1;
+    let net = results
+        .iter()
+        .find(|r| r["ruleId"] == "gained/net.connect" && r["message"]["text"].as_str().unwrap().starts_with("logger "))
+        .unwrap_or_else(|| panic!("{results:#?}"));
+    assert_eq!(net["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "Cargo.lock");
+    assert_eq!(net["locations"][0]["physicalLocation"]["region"]["startLine"], logger_line as u64);
+    assert_eq!(net["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"], "https://docs.rs/crate/logger/1.4.3/source/src/lib.rs");
+    assert_eq!(net["relatedLocations"][0]["physicalLocation"]["region"]["startLine"], 15);
+    let baseline = std::fs::read_to_string(w.repo.path().join("velaris.capabilities")).unwrap();
+    let app_line = baseline.lines().position(|l| l == "[program.app]").unwrap() + 1;
+    let widened = results.iter().find(|r| r["ruleId"].as_str().unwrap().starts_with("widened/")).unwrap();
+    assert_eq!(widened["level"], "error");
+    assert_eq!(widened["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "velaris.capabilities");
+    assert_eq!(widened["locations"][0]["physicalLocation"]["region"]["startLine"], app_line as u64);
+    // Fingerprints are stable from run to run, and unique.
+    let fps = |d: &Value| -> Vec<String> { d["runs"][0]["results"].as_array().unwrap().iter().map(|r| r["partialFingerprints"]["velaris/v1"].as_str().unwrap().to_string()).collect() };
+    let again: Value = serde_json::from_str(&w.review(&["--format", "sarif"]).expect(0)).unwrap();
+    assert_eq!(fps(&doc), fps(&again));
+    let mut unique = fps(&doc);
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), fps(&doc).len());
+    // A change that gains nothing has no result.
+    let quiet = replica_world(&Replica {
+        base: vec![krate("calm", "1.0.0", "", &[("src/lib.rs", "pub fn a() {}\n")], &[])],
+        head: vec![krate("calm", "1.0.1", "", &[("src/lib.rs", "pub fn a() {}\npub fn b() {}\n")], &[])],
+        direct_base: vec!["calm"],
+        direct_head: vec!["calm"],
+        malicious: "calm",
+        benign: "calm",
+    });
+    let q: Value = serde_json::from_str(&quiet.review(&["--format", "sarif"]).expect(0)).unwrap();
+    schema::assert_valid_sarif(&q);
+    assert!(q["runs"][0]["results"].as_array().unwrap().is_empty(), "{q:#}");
+}

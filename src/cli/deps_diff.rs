@@ -9,7 +9,15 @@ use velaris::diff::DiffOptions;
 use velaris::gate::FailOn;
 use velaris::report::{self, Detail, HumanOptions, MarkdownOptions};
 
-use super::Format;
+/// Output formats of deps-diff: the shared ones and SARIF.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Markdown,
+    Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+}
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Schema {
@@ -138,6 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let text = match (args.format, args.schema) {
         (Format::Json, Schema::V1) => report::render_json_v1(&report),
         (Format::Json, Schema::V2) => report::render_json(&report),
+        (Format::Sarif, _) => report::render_sarif(&report),
         (Format::Markdown, _) => report::render_markdown(
             &report,
             &MarkdownOptions { diffs: args.diff, budget: args.markdown_budget },

@@ -224,6 +224,9 @@ pub struct PackageReport {
     pub license: (Option<String>, Option<String>),
     /// Its score and the reasons for it (docs/review.md).
     pub risk: risk::Risk,
+    /// Where its entry is: (lockfile, line of `name = ...`) of the side that exists at head
+    /// (at base for a removed package), in the first lockfile it is in.
+    pub lock_line: Option<(String, u32)>,
 }
 
 impl PackageReport {
@@ -722,6 +725,14 @@ fn signal_flags(flags: &mut Vec<Flag>, found: &[signals::Signal]) {
     flags.sort_by_key(|f| (f.kind.rank(), f.kind));
 }
 
+/// The line of `name = "NAME"` of the entry locking NAME at VERSION.
+fn entry_line(text: &str, name: &str, version: &str) -> Option<u32> {
+    let lines: Vec<&str> = text.lines().collect();
+    let want_name = format!("name = {}", toml::Value::String(name.to_string()));
+    let want_version = format!("version = {}", toml::Value::String(version.to_string()));
+    (0..lines.len()).find(|&i| lines[i].trim() == want_name && lines.get(i + 1).is_some_and(|l| l.trim() == want_version)).map(|i| i as u32 + 1)
+}
+
 /// What relates packages to one another and to the outside: which changed package brought
 /// each added one (lockfile edges), the new-dependency flag's wording from that, name-squats of
 /// packages new to the graph, and advisories.
@@ -748,6 +759,14 @@ fn relate(packages: &mut [PackageReport], pairs: &[LockPair], db: Option<&adviso
         }
     }
     for p in packages.iter_mut() {
+        p.lock_line = pairs.iter().filter(|pair| p.lockfiles.contains(&pair.label)).find_map(|pair| {
+            let (text, side) = match (&p.new, &p.old) {
+                (Some(n), _) => (pair.new_text.as_deref()?, n),
+                (None, Some(o)) => (pair.old_text.as_deref()?, o),
+                (None, None) => return None,
+            };
+            entry_line(text, &side.package.name, &side.package.version.to_string()).map(|l| (pair.label.clone(), l))
+        });
         if p.change == ChangeKind::Added {
             p.brought_by = brought.get(&p.name).cloned().unwrap_or_default();
             p.brought_by.sort();
@@ -1022,6 +1041,7 @@ fn diff_one(
         advisories: advisories::PackageAdvisories::default(),
         license: (of.as_ref().and_then(|f| f.manifest.license.clone()), nf.as_ref().and_then(|f| f.manifest.license.clone())),
         risk: risk::Risk::default(),
+        lock_line: None,
     })
 }
 

@@ -9,11 +9,13 @@ mod human;
 mod json;
 mod json_v1;
 mod markdown;
+mod sarif;
 
 pub use human::{Detail, HumanOptions, headline, render_human};
 pub use json::{SCHEMA, render_json};
 pub use json_v1::{SCHEMA_V1, render_json_v1};
 pub use markdown::{MarkdownOptions, render_markdown};
+pub use sarif::{SARIF_SCHEMA, render_sarif};
 
 /// Why a package is not built, for people: `cfg(windows) in anstream`, `only needed by tonic
 /// (not built)`. A long cfg expression is shortened (the JSON has it whole).
