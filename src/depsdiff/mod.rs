@@ -685,9 +685,9 @@ fn signal_flags(flags: &mut Vec<Flag>, found: &[signals::Signal]) {
     use signals::SignalKind;
     let ev = |s: &signals::Signal| format!("{}:{}: {}: {}", s.file, s.line, s.what, s.text);
     for (kind, flag, verb) in [
-        (SignalKind::Secret, FlagKind::SecretAccess, "names secret-shaped paths or variables"),
-        (SignalKind::Trigger, FlagKind::TriggerCondition, "checks conditions an attack waits for (CI, host, clock, OS)"),
-        (SignalKind::BinaryRead, FlagKind::BinaryRead, "reads a binary file it ships"),
+        (SignalKind::Secret, FlagKind::SecretAccess, "name secret-shaped paths or variables"),
+        (SignalKind::Trigger, FlagKind::TriggerCondition, "check conditions an attack waits for (CI, host, clock, OS)"),
+        (SignalKind::BinaryRead, FlagKind::BinaryRead, "read a binary file the package ships"),
     ] {
         let these: Vec<&signals::Signal> = found.iter().filter(|s| s.kind == kind).collect();
         if these.is_empty() {
