@@ -1352,3 +1352,28 @@ fn sarif_for_code_scanning() {
     schema::assert_valid_sarif(&q);
     assert!(q["runs"][0]["results"].as_array().unwrap().is_empty(), "{q:#}");
 }
+
+/// The JSON document is bounded: no patches unless `--diff` asks, at most 100 findings per
+/// capability with the total, hunks cut.
+#[test]
+fn the_json_document_is_bounded() {
+    let calls: String = (0..130).map(|i| format!("    let _v{i} = std::env::var(\"V{i}\");\n")).collect();
+    let r = Replica {
+        base: vec![krate("chatty", "1.0.0", "", &[("src/lib.rs", "pub fn f() {}\n")], &[])],
+        head: vec![krate("chatty", "1.0.1", "", &[("src/lib.rs", &format!("pub fn f() {{\n{calls}}}\n"))], &[])],
+        direct_base: vec!["chatty"],
+        direct_head: vec!["chatty"],
+        malicious: "chatty",
+        benign: "chatty",
+    };
+    let w = replica_world(&r);
+    let doc = w.review(&["--format", "json"]).json();
+    let env = &pkg(&doc, "chatty")["capabilities"]["added"][0];
+    assert_eq!(env["capability"], "env.read");
+    assert_eq!(env["findings_total"], 130);
+    assert_eq!(env["findings"].as_array().unwrap().len(), 100);
+    let files = pkg(&doc, "chatty")["file_changes"].as_array().unwrap().clone();
+    assert!(!files.is_empty() && files.iter().all(|f| f.get("patch").is_none()), "no patch without --diff: {files:#?}");
+    let with = w.review(&["--format", "json", "--diff"]).json();
+    assert!(pkg(&with, "chatty")["file_changes"].as_array().unwrap().iter().any(|f| f["patch"].is_string()), "--diff adds patches");
+}

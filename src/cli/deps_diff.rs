@@ -145,7 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let report = depsdiff::run(&config)?;
     let text = match (args.format, args.schema) {
         (Format::Json, Schema::V1) => report::render_json_v1(&report),
-        (Format::Json, Schema::V2) => report::render_json(&report),
+        (Format::Json, Schema::V2) => report::render_json_with(&report, &report::JsonOptions { patches: args.diff }),
         (Format::Sarif, _) => report::render_sarif(&report),
         (Format::Markdown, _) => report::render_markdown(
             &report,

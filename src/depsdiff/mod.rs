@@ -699,10 +699,18 @@ fn signal_flags(flags: &mut Vec<Flag>, found: &[signals::Signal]) {
                 whats.push(&s.what);
             }
         }
+        // One evidence item per line, with everything found on it.
+        let mut lines: Vec<(&str, u32, Vec<&str>, &str)> = Vec::new();
+        for s in &these {
+            match lines.iter_mut().find(|(f, l, _, _)| *f == s.file.as_str() && *l == s.line) {
+                Some(e) => e.2.push(&s.what),
+                None => lines.push((&s.file, s.line, vec![&s.what], &s.text)),
+            }
+        }
         flags.push(Flag {
             kind: flag,
             message: format!("added lines {verb}: {}", whats.join(", ")),
-            evidence: these.iter().map(|s| ev(s)).take(flags::MAX_EVIDENCE).collect(),
+            evidence: lines.iter().map(|(f, l, w, t)| format!("{f}:{l}: {}: {t}", w.join(", "))).take(flags::MAX_EVIDENCE).collect(),
         });
     }
     let hidden: Vec<String> = found.iter().filter(|s| s.kind == SignalKind::Hidden).map(ev).collect();
@@ -1099,6 +1107,15 @@ fn review_one(
     }
     if !p.built() {
         p.capabilities.status = CapStatus::NotBuilt;
+        return Ok(());
+    }
+    // Without a workspace, a member's or path package's source is nowhere to be read: a
+    // lockfile holds none.
+    let probed = sides.iter().any(|(b, h)| b.mode == GraphMode::Probe || h.mode == GraphMode::Probe);
+    if probed && [&p.old, &p.new].into_iter().flatten().any(|s| s.is_local()) {
+        p.capabilities.status = CapStatus::Unknown(
+            "a workspace member or path package: without its workspace's graph its source is not analysed (`deps-diff BASE..HEAD` reads it from the revisions)".into(),
+        );
         return Ok(());
     }
     // Unreadable sides are unknown, never "no change" (local packages are read from disk).

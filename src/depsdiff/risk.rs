@@ -133,9 +133,12 @@ pub fn reasons(p: &PackageReport) -> Vec<Reason> {
     let acts = has_cap(p, &[Capability::NetConnect, Capability::NetListen, Capability::ProcessSpawn, Capability::FsWrite, Capability::FsRead, Capability::EnvRead, Capability::DynamicLoad]);
     let analysed = matches!(p.capabilities.status, CapStatus::Analysed);
     for f in &p.flags {
-        let n = f.evidence.len() as u32;
         match f.kind {
-            FlagKind::SecretAccess => add("secret-access", 35 + 5 * n.saturating_sub(1).min(3), f.message.clone()),
+            FlagKind::SecretAccess => {
+                // Each distinct secret named, not each line that names one.
+                let kinds = f.message.rsplit_once(": ").map_or(1, |(_, list)| list.split(", ").count()) as u32;
+                add("secret-access", 35 + 5 * kinds.saturating_sub(1).min(3), f.message.clone())
+            }
             FlagKind::TriggerCondition => add("trigger-condition", if acts { 15 } else { 3 }, f.message.clone()),
             FlagKind::BinaryRead => add("binary-read", if acts || p.has(FlagKind::BuildScript) { 30 } else { 10 }, f.message.clone()),
             FlagKind::NameSquat => add("name-squat", 45, f.message.clone()),

@@ -303,6 +303,7 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
     }
     if opts.detail != Detail::Stat {
         capability_section(&mut out, report);
+        unknown_section(&mut out, report);
         flag_section(&mut out, report);
         advisory_and_licence_section(&mut out, report);
         program_section(&mut out, report);
@@ -334,11 +335,10 @@ fn capability_section(out: &mut String, report: &Report) {
         } else if pl.via.len() >= 2 {
             let _ = write!(head, " (via {})", escape::line(&pl.via.join(" -> ")));
         }
-        let _ = writeln!(out, "{head}");
-        if let CapStatus::Unknown(why) = &p.capabilities.status {
-            let _ = writeln!(out, "    {}", paint(YELLOW, &format!("unknown: {}", escape::line(why))));
+        if let CapStatus::Unknown(_) = &p.capabilities.status {
             continue;
         }
+        let _ = writeln!(out, "{head}");
         if let Some(n) = &p.capabilities.note {
             let _ = writeln!(out, "    {}", paint(DIM, &escape::line(n)));
         }
@@ -389,6 +389,26 @@ fn capability_section(out: &mut String, report: &Report) {
             let verb = if p.new.is_some() { "loses" } else { "took away" };
             let _ = writeln!(out, "    {}{scope}", paint(GREEN, &format!("- {verb} {}", d.capability)));
         }
+    }
+}
+
+/// Packages whose capabilities are unknown, each reason once with the packages it applies to.
+fn unknown_section(out: &mut String, report: &Report) {
+    let mut by: Vec<(&str, Vec<String>)> = Vec::new();
+    for p in report.packages.iter().filter(|p| p.built()) {
+        if let CapStatus::Unknown(why) = &p.capabilities.status {
+            match by.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                Some((_, v)) => v.push(title(p)),
+                None => by.push((why, vec![title(p)])),
+            }
+        }
+    }
+    if by.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", paint(BOLD, "Capabilities unknown"));
+    for (why, pkgs) in by {
+        let _ = writeln!(out, "  {} {}", paint(YELLOW, &format!("{}:", escape::line(why))), pkgs.join(", "));
     }
 }
 

@@ -202,6 +202,7 @@ struct Delta<'a> {
     capability: &'static str,
     scope: crate::surface::Scope,
     findings: Vec<FindingOut<'a>>,
+    findings_total: usize,
 }
 
 #[derive(Serialize)]
@@ -260,6 +261,7 @@ struct Program<'a> {
     gained: Vec<&'static str>,
     lost: Vec<&'static str>,
     evidence: Vec<ProgramEvidence<'a>>,
+    evidence_total: usize,
 }
 
 #[derive(Serialize)]
@@ -332,14 +334,14 @@ fn version(s: &Side) -> Version<'_> {
     }
 }
 
-fn file(f: &FileDiff) -> FileChange<'_> {
+fn file<'a>(f: &'a FileDiff, o: &JsonOptions) -> FileChange<'a> {
     FileChange {
         path: &f.path,
         status: &f.status,
         binary: f.binary,
         packaging: f.packaging,
         lines: Lines { added: f.lines_added, removed: f.lines_removed },
-        patch: f.patch.as_deref(),
+        patch: f.patch.as_deref().filter(|_| o.patches),
     }
 }
 
@@ -351,15 +353,43 @@ fn delta(d: &CapDelta) -> Delta<'_> {
     Delta {
         capability: d.capability.as_str(),
         scope: d.scope,
+        findings_total: d.findings.len(),
         findings: d
             .findings
             .iter()
+            .take(MAX_FINDINGS)
             .map(|e| FindingOut {
                 finding: &e.finding,
-                hunk: e.hunk.as_ref().map(|h| HunkOut { text: &h.text, changed: h.changed }),
+                hunk: e.hunk.as_ref().map(|h| HunkOut { text: clip(&h.text, MAX_HUNK_BYTES), changed: h.changed }),
             })
             .collect(),
     }
+}
+
+/// Findings listed per gained or lost (capability, scope); `findings_total` counts them all.
+const MAX_FINDINGS: usize = 100;
+/// Bytes of one hunk's text (a minified line can be megabytes).
+const MAX_HUNK_BYTES: usize = 4096;
+/// Findings listed per program as the evidence of its gains; `evidence_total` counts them all.
+const MAX_PROGRAM_EVIDENCE: usize = 100;
+
+/// `s` cut to at most `max` bytes at a character boundary.
+fn clip(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// What the JSON document holds beyond its bounded default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonOptions {
+    /// Each changed file's unified diff (`patch`): `--diff`.
+    pub patches: bool,
 }
 
 fn caps(p: &PackageReport) -> Caps<'_> {
@@ -379,7 +409,7 @@ fn caps(p: &PackageReport) -> Caps<'_> {
     }
 }
 
-fn package(p: &PackageReport) -> Package<'_> {
+fn package<'a>(p: &'a PackageReport, o: &JsonOptions) -> Package<'a> {
     let d = p.diff.as_ref();
     let pl = &p.placement;
     Package {
@@ -413,7 +443,7 @@ fn package(p: &PackageReport) -> Package<'_> {
             })
         }),
         lockfiles: &p.lockfiles,
-        file_changes: d.map(|d| d.files.iter().map(file).collect()).unwrap_or_default(),
+        file_changes: d.map(|d| d.files.iter().map(|f| file(f, o)).collect()).unwrap_or_default(),
         risk: RiskOut {
             score: p.risk.score,
             group: p.risk.group.as_deref(),
@@ -460,8 +490,10 @@ fn program(p: &ProgramEffect) -> Program<'_> {
         evidence: p
             .evidence
             .iter()
+            .take(MAX_PROGRAM_EVIDENCE)
             .map(|(k, v, f, via)| ProgramEvidence { krate: k, version: v, via, finding: f })
             .collect(),
+        evidence_total: p.evidence.len(),
     }
 }
 
@@ -514,8 +546,14 @@ fn baseline(b: &BaselineEffect) -> Baseline<'_> {
     out
 }
 
-/// The report as one JSON document, followed by a newline.
+/// The report as one JSON document, followed by a newline: bounded (no patches; findings,
+/// program evidence and hunks capped, with totals).
 pub fn render_json(report: &Report) -> String {
+    render_json_with(report, &JsonOptions::default())
+}
+
+/// [`render_json`] with `opts`: `patches` adds each changed file's unified diff.
+pub fn render_json_with(report: &Report, opts: &JsonOptions) -> String {
     let mut totals = Totals::default();
     for p in &report.packages {
         totals.packages += 1;
@@ -577,7 +615,7 @@ pub fn render_json(report: &Report) -> String {
                 .collect(),
         },
         summary: review::categories(report).into_iter().map(|(n, c)| Category { category: c, packages: n }).collect(),
-        packages: report.packages.iter().map(package).collect(),
+        packages: report.packages.iter().map(|p| package(p, opts)).collect(),
         programs: report.programs.iter().map(program).collect(),
         baselines: report.baselines.iter().map(baseline).collect(),
         totals,

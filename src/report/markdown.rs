@@ -149,6 +149,22 @@ fn capabilities(report: &Report, hunks: bool, findings_shown: usize) -> String {
         return String::new();
     }
     let mut s = String::from("#### Capability changes\n\n");
+    // Unknown packages: each reason once, with the packages it applies to.
+    let mut by: Vec<(&str, Vec<String>)> = Vec::new();
+    for p in &changed {
+        if let CapStatus::Unknown(why) = &p.capabilities.status {
+            match by.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                Some((_, v)) => v.push(format!("**{}** {}", md(&p.name), version_cell(p))),
+                None => by.push((why, vec![format!("**{}** {}", md(&p.name), version_cell(p))])),
+            }
+        }
+    }
+    for (why, pkgs) in &by {
+        let _ = writeln!(s, "- ⚠️ unknown: {}: {}", md(why), pkgs.join(", "));
+    }
+    if !by.is_empty() {
+        s.push('\n');
+    }
     for p in changed {
         let pl = &p.placement;
         let place = if !pl.direct.is_empty() {
@@ -158,11 +174,10 @@ fn capabilities(report: &Report, hunks: bool, findings_shown: usize) -> String {
         } else {
             String::new()
         };
-        let _ = writeln!(s, "**{}** {}{place}\n", md(&p.name), version_cell(p));
-        if let CapStatus::Unknown(why) = &p.capabilities.status {
-            let _ = writeln!(s, "- ⚠️ unknown: {}\n", md(why));
+        if let CapStatus::Unknown(_) = &p.capabilities.status {
             continue;
         }
+        let _ = writeln!(s, "**{}** {}{place}\n", md(&p.name), version_cell(p));
         if let Some(n) = &p.capabilities.note {
             let _ = writeln!(s, "_{}_\n", md(n));
         }

@@ -12,7 +12,7 @@ mod markdown;
 mod sarif;
 
 pub use human::{Detail, HumanOptions, headline, render_human};
-pub use json::{SCHEMA, render_json};
+pub use json::{JsonOptions, SCHEMA, render_json, render_json_with};
 pub use json_v1::{SCHEMA_V1, render_json_v1};
 pub use markdown::{MarkdownOptions, render_markdown};
 pub use sarif::{SARIF_SCHEMA, render_sarif};
