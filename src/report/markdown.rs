@@ -61,10 +61,12 @@ fn where_cell(p: &PackageReport) -> String {
     let pl = &p.placement;
     match pl.built {
         None if !pl.direct.is_empty() => format!("direct ({}), lockfile", md(&pl.direct.join(", "))),
+        None if !p.brought_by.is_empty() => format!("↳ brought by {}, lockfile", md(&p.brought_by.join(", "))),
         None if pl.via.len() >= 2 => format!("via {}, lockfile", md(&pl.via[pl.via.len() - 2])),
         None => "graph unknown".into(),
         Some(false) => "not built".into(),
         Some(true) if !pl.direct.is_empty() => format!("direct ({})", md(&pl.direct.join(", "))),
+        Some(true) if !p.brought_by.is_empty() => format!("↳ brought by {}", md(&p.brought_by.join(", "))),
         Some(true) if pl.via.len() >= 2 => format!("via {}", md(&pl.via[pl.via.len() - 2])),
         Some(true) => "built".into(),
     }
@@ -101,9 +103,8 @@ fn row(p: &PackageReport) -> String {
         Some(b) => format!(" {}", b.as_str()),
     };
     format!(
-        "| {} | {}**{}** | {} | {}{} | {} | {} | {} | {} |\n",
-        p.risk.score,
-        if p.risk.group.is_some() { "↳ " } else { "" },
+        "| {} | **{}** | {} | {}{} | {} | {} | {} | {} | {} |\n",
+        p.tier.code(),
         md(&p.name),
         version_cell(p),
         p.change.as_str(),
@@ -111,12 +112,13 @@ fn row(p: &PackageReport) -> String {
         where_cell(p),
         thousands(p.audit_lines()),
         what_cell(p),
-        verified_cell(p)
+        verified_cell(p),
+        p.risk.score
     )
 }
 
 fn table(report: &Report, collapse: bool) -> String {
-    let mut s = String::from("| risk | package | version | change | where | audit | what | checked |\n|---|---|---|---|---|---:|---|---|\n");
+    let mut s = String::from("| risk | package | version | change | where | audit | what | checked | score |\n|---|---|---|---|---|---:|---|---|---:|\n");
     let mut collapsed: Vec<&PackageReport> = Vec::new();
     for p in report.packages.iter().filter(|p| p.built() || report.all_targets) {
         if collapse && p.risk.group_score == 0 {
@@ -130,7 +132,7 @@ fn table(report: &Report, collapse: bool) -> String {
         let lines: u64 = collapsed.iter().map(|p| p.audit_lines()).sum();
         let _ = writeln!(
             s,
-            "| 0 | _{} more: {}_ | | | | {} | | |",
+            "| routine | _{} more: {}_ | | | | {} | | | 0 |",
             collapsed.len(),
             names.join(", "),
             thousands(lines)
