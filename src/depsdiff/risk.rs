@@ -75,7 +75,9 @@ fn has_cap(p: &PackageReport, caps: &[Capability]) -> bool {
 fn writes_only_out_dir(d: &super::CapDelta) -> bool {
     d.scope == Scope::Build
         && !d.findings.is_empty()
-        && d.findings.iter().all(|e| e.hunk.as_ref().is_some_and(|h| h.text.contains("OUT_DIR") || h.text.contains("out_dir")))
+        && d.findings.iter().all(|e| {
+            e.hunk.as_ref().is_some_and(|h| (h.text.contains("OUT_DIR") || h.text.contains("out_dir")) && !h.text.contains("../") && !h.text.contains("/.."))
+        })
 }
 
 /// The reasons of one package, most points first.
@@ -110,7 +112,7 @@ pub fn reasons(p: &PackageReport) -> Vec<Reason> {
             what.push_str(" under OUT_DIR");
         } else if build {
             pts *= 1.5;
-            what.push_str(" at build time");
+            what.push_str(if d.capability == Capability::FsWrite { " at build time, outside OUT_DIR" } else { " at build time" });
         }
         let pts = (pts * factor).round() as u32;
         if per_cap.get(&d.capability).is_none_or(|(old, _)| pts > *old) {
@@ -207,80 +209,102 @@ pub fn reasons(p: &PackageReport) -> Vec<Reason> {
 
 /// Score every package, group the packages a change adds under the package that brought them,
 /// and sort into the order a reviewer reads them: built packages by their group's score, each
-/// group's introducer first; packages built for no analysed target last (unless
-/// `all_targets`).
+/// package followed by what it brought (riskiest branch first); packages built for no analysed
+/// target last (unless `all_targets`).
 pub fn order(packages: &mut Vec<PackageReport>, all_targets: bool) {
     for p in packages.iter_mut() {
         let reasons = reasons(p);
         p.risk = Risk { score: reasons.iter().map(|r| r.points).sum(), reasons, group: None, group_score: 0 };
     }
-    // The root each added package is grouped under: follow who brought it to a changed package
-    // that was not itself brought (bounded by the number of packages).
-    let names: BTreeMap<String, usize> = packages.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
-    let parent = |i: usize| -> Option<usize> {
+    let n = packages.len();
+    let shown = |p: &PackageReport| p.built() || all_targets;
+    // Who each added package hangs under: the first package that brought it and is in the
+    // report, as long as that does not close a cycle.
+    let index: BTreeMap<&str, usize> = packages.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();
+    let mut parent: Vec<Option<usize>> = vec![None; n];
+    for i in 0..n {
         let p = &packages[i];
         if p.change != ChangeKind::Added {
-            return None;
-        }
-        p.brought_by.iter().filter_map(|b| names.get(b).copied()).find(|&j| j != i)
-    };
-    let mut root: Vec<usize> = (0..packages.len()).collect();
-    for (i, r) in root.iter_mut().enumerate() {
-        let mut cur = i;
-        for _ in 0..packages.len() {
-            match parent(cur) {
-                Some(j) if j != i => cur = j,
-                _ => break,
-            }
-        }
-        *r = cur;
-    }
-    let mut group_score: BTreeMap<usize, (u32, u32)> = BTreeMap::new();
-    for (i, p) in packages.iter().enumerate() {
-        if !(p.built() || all_targets) {
             continue;
         }
-        let g = group_score.entry(root[i]).or_default();
-        g.0 = g.0.max(p.risk.score);
-        g.1 += p.risk.score;
-    }
-    for (i, p) in packages.iter_mut().enumerate() {
-        let (gs, _) = group_score.get(&root[i]).copied().unwrap_or((p.risk.score, p.risk.score));
-        p.risk.group_score = gs.max(p.risk.score);
-        if root[i] != i {
-            p.risk.group = Some(String::new());
+        // Unbuilt packages group among themselves, apart from the built ones.
+        let Some(j) = p.brought_by.iter().filter_map(|b| index.get(b.as_str()).copied()).find(|&j| j != i && shown(&packages[j]) == shown(p)) else {
+            continue;
+        };
+        // Walk up from j: a cycle back to i leaves i a root.
+        let mut cur = Some(j);
+        let mut steps = 0;
+        while let Some(c) = cur {
+            if c == i || steps > n {
+                break;
+            }
+            cur = parent[c];
+            steps += 1;
+        }
+        if cur.is_none() {
+            parent[i] = Some(j);
         }
     }
-    let root_names: Vec<String> = root.iter().map(|&r| packages[r].name.clone()).collect();
-    for (i, p) in packages.iter_mut().enumerate() {
-        if p.risk.group.is_some() {
-            p.risk.group = Some(root_names[i].clone());
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in 0..n {
+        if let Some(j) = parent[i] {
+            children[j].push(i);
         }
     }
-    let mut idx: Vec<usize> = (0..packages.len()).collect();
+    // Per subtree: (max score, total score, reasons, audit lines), for ordering branches.
+    fn agg(i: usize, packages: &[PackageReport], children: &[Vec<usize>], memo: &mut Vec<Option<(u32, u32, usize, u64)>>) -> (u32, u32, usize, u64) {
+        if let Some(a) = memo[i] {
+            return a;
+        }
+        let p = &packages[i];
+        let mut a = (p.risk.score, p.risk.score, p.risk.reasons.len(), p.audit_lines());
+        memo[i] = Some(a);
+        for &c in &children[i] {
+            let b = agg(c, packages, children, memo);
+            a = (a.0.max(b.0), a.1 + b.1, a.2 + b.2, a.3 + b.3);
+        }
+        memo[i] = Some(a);
+        a
+    }
+    let mut memo = vec![None; n];
+    let aggs: Vec<(u32, u32, usize, u64)> = (0..n).map(|i| agg(i, packages, &children, &mut memo)).collect();
+    let v = |s: &Option<super::Side>| s.as_ref().map(|s| s.package.version.clone());
     let key = |i: usize| {
         let p = &packages[i];
-        let r = root[i];
-        let last = !(p.built() || all_targets);
-        let (gmax, gsum) = group_score.get(&r).copied().unwrap_or((p.risk.score, p.risk.score));
-        let v = |s: &Option<super::Side>| s.as_ref().map(|s| s.package.version.clone());
+        let (gmax, gsum, greasons, glines) = aggs[i];
         (
-            last,
+            !shown(p),
             std::cmp::Reverse(gmax),
             std::cmp::Reverse(gsum),
-            packages[r].name.clone(),
-            r != i,
-            std::cmp::Reverse(p.risk.score),
-            std::cmp::Reverse(p.risk.reasons.len()),
-            std::cmp::Reverse(p.audit_lines()),
+            std::cmp::Reverse(greasons),
+            std::cmp::Reverse(glines),
             p.name.clone(),
             v(&p.old),
             v(&p.new),
         )
     };
-    idx.sort_by_key(|&i| key(i));
+    for c in children.iter_mut() {
+        c.sort_by_key(|&i| key(i));
+    }
+    let mut roots: Vec<usize> = (0..n).filter(|&i| parent[i].is_none()).collect();
+    roots.sort_by_key(|&i| key(i));
+    let mut seq = Vec::with_capacity(n);
+    let mut root_of = vec![0usize; n];
+    for &r in &roots {
+        let mut stack = vec![r];
+        while let Some(i) = stack.pop() {
+            root_of[i] = r;
+            seq.push(i);
+            stack.extend(children[i].iter().rev());
+        }
+    }
+    let names: Vec<String> = packages.iter().map(|p| p.name.clone()).collect();
+    for i in 0..n {
+        packages[i].risk.group_score = aggs[root_of[i]].0;
+        packages[i].risk.group = (root_of[i] != i).then(|| names[root_of[i]].clone());
+    }
     let mut slots: Vec<Option<PackageReport>> = std::mem::take(packages).into_iter().map(Some).collect();
-    *packages = idx.into_iter().map(|i| slots[i].take().expect("each index once")).collect();
+    *packages = seq.into_iter().map(|i| slots[i].take().expect("each index once")).collect();
 }
 
 /// The headline's sentence on the top risk: "Top risk: `faster_log` 0.1.0 (new, brought by
@@ -322,4 +346,140 @@ pub fn top_sentence(packages: &[PackageReport]) -> Option<String> {
         }
     }
     Some(format!("Top risk: {} ({}): {} (score {}).", p.title(), place.join(", "), what.join("; "), p.risk.score))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::depsdiff::{CapDelta, Capabilities, Evidence, Placement, Side, Tier, Verification, advisories::PackageAdvisories};
+    use crate::lockfile::LockedPackage;
+    use crate::registry::Origin;
+    use crate::surface::Finding;
+
+    fn side(name: &str, v: &str) -> Side {
+        Side {
+            package: LockedPackage {
+                name: name.into(),
+                version: semver::Version::parse(v).unwrap(),
+                source: Some("registry+https://github.com/rust-lang/crates.io-index".into()),
+                checksum: Some("0".repeat(64)),
+            },
+            verification: Verification::Sha256 { origin: Origin::Network("x".into()) },
+            index: None,
+        }
+    }
+
+    fn gain(c: Capability, scope: Scope) -> CapDelta {
+        let finding = Finding { capability: c, scope, file: "src/lib.rs".into(), line: 1, column: 1, path: "p".into(), chain: Vec::new() };
+        CapDelta { capability: c, scope, findings: vec![Evidence { finding, hunk: None }] }
+    }
+
+    fn pkg(name: &str, change: ChangeKind, gains: Vec<CapDelta>) -> PackageReport {
+        let (old, new, semver) = match change {
+            ChangeKind::Added => (None, Some(side(name, "1.0.0")), None),
+            ChangeKind::Downgraded => (Some(side(name, "1.0.1")), Some(side(name, "1.0.0")), Some(SemverBump::Patch)),
+            _ => (Some(side(name, "1.0.0")), Some(side(name, "1.0.1")), Some(SemverBump::Patch)),
+        };
+        PackageReport {
+            name: name.into(),
+            change,
+            old,
+            new,
+            semver,
+            diff: None,
+            lockfiles: vec!["Cargo.lock".into()],
+            placement: Placement { built: Some(true), ..Placement::default() },
+            flags: Vec::new(),
+            capabilities: Capabilities { status: CapStatus::Analysed, added: gains, removed: Vec::new(), note: None },
+            tier: Tier::Routine,
+            brought_by: Vec::new(),
+            brings: Vec::new(),
+            squat: None,
+            advisories: PackageAdvisories::default(),
+            license: (None, None),
+            risk: Risk::default(),
+            lock_line: None,
+        }
+    }
+
+    fn names(v: &[PackageReport]) -> Vec<&str> {
+        v.iter().map(|p| p.name.as_str()).collect()
+    }
+
+    #[test]
+    fn reading_files_outranks_reading_a_variable_whatever_the_names() {
+        let mut v = vec![
+            pkg("aaa-color", ChangeKind::Upgraded, vec![gain(Capability::EnvRead, Scope::Runtime)]),
+            pkg("zzz-files", ChangeKind::Upgraded, vec![gain(Capability::FsRead, Scope::Runtime)]),
+        ];
+        order(&mut v, false);
+        assert_eq!(names(&v), ["zzz-files", "aaa-color"]);
+        // Reading and sending is worth more than both parts.
+        let both = reasons(&pkg("x", ChangeKind::Added, vec![gain(Capability::FsRead, Scope::Runtime), gain(Capability::NetConnect, Scope::Runtime)]));
+        assert!(both.iter().any(|r| r.code == "read-and-send"), "{both:?}");
+        // Build time and a patch release weigh more than the same gain at run time in a new package.
+        let build = reasons(&pkg("b", ChangeKind::Upgraded, vec![gain(Capability::ProcessSpawn, Scope::Build)]))[0].points;
+        let run = reasons(&pkg("r", ChangeKind::Added, vec![gain(Capability::ProcessSpawn, Scope::Runtime)]))[0].points;
+        assert!(build > run, "{build} {run}");
+    }
+
+    #[test]
+    fn a_new_dependency_comes_first_with_what_it_brought_under_it() {
+        let mut http = pkg("http", ChangeKind::Upgraded, Vec::new());
+        http.brings = vec!["curl".into()];
+        let mut curl = pkg("curl", ChangeKind::Added, vec![gain(Capability::NetConnect, Scope::Runtime)]);
+        curl.brought_by = vec!["http".into()];
+        curl.brings = vec!["curl-sys".into()];
+        let mut sys = pkg("curl-sys", ChangeKind::Added, vec![gain(Capability::BuildScript, Scope::Build), gain(Capability::ProcessSpawn, Scope::Build)]);
+        sys.brought_by = vec!["curl".into()];
+        let mut cc = pkg("cc", ChangeKind::Added, vec![gain(Capability::ProcessSpawn, Scope::Build)]);
+        cc.brought_by = vec!["curl-sys".into()];
+        // Scores between the introducers and their riskiest new dependencies.
+        let middle = pkg("middle", ChangeKind::Upgraded, vec![gain(Capability::FsRead, Scope::Runtime), gain(Capability::EnvRead, Scope::Runtime)]);
+        let mut v = vec![cc, middle, sys, curl, http];
+        order(&mut v, false);
+        let n = names(&v);
+        assert!(v[4].risk.score > v[0].risk.score, "middle scores more than http on its own");
+        assert!(v[2].risk.score > v[4].risk.score, "but less than curl-sys, which http brought");
+        assert_eq!(n, ["http", "curl", "curl-sys", "cc", "middle"], "each package before what it brought");
+        assert!(v.iter().filter(|p| p.name != "http" && p.name != "middle").all(|p| p.risk.group.as_deref() == Some("http")));
+        assert!(v.iter().find(|p| p.name == "http").unwrap().risk.reasons.iter().any(|r| r.code == "patch-adds-dependencies"));
+    }
+
+    #[test]
+    fn a_package_not_built_never_outranks_a_direct_downgrade() {
+        let mut down = pkg("down", ChangeKind::Downgraded, Vec::new());
+        down.placement.direct = vec!["app".into()];
+        let mut unbuilt = pkg("winonly", ChangeKind::Upgraded, Vec::new());
+        unbuilt.placement.built = Some(false);
+        unbuilt.flags.push(crate::depsdiff::Flag { kind: FlagKind::NewDependency, message: String::new(), evidence: vec!["x".into()] });
+        let mut v = vec![unbuilt, down];
+        order(&mut v, false);
+        assert_eq!(names(&v), ["down", "winonly"]);
+        assert!(v[0].risk.reasons.iter().any(|r| r.code == "direct-downgrade"));
+        assert_eq!(v[1].risk.score, 0, "declared dependencies that bring nothing new score nothing");
+    }
+
+    #[test]
+    fn ties_go_to_evidence_then_lines_never_to_the_name() {
+        let a = pkg("aaa", ChangeKind::Upgraded, vec![gain(Capability::FsRead, Scope::Runtime)]);
+        let mut b = pkg("bbb", ChangeKind::Upgraded, vec![gain(Capability::FsRead, Scope::Runtime)]);
+        let again = b.capabilities.added[0].findings[0].clone();
+        b.capabilities.added[0].findings.push(again);
+        // Same score, same reasons: the one with more lines to audit first.
+        b.diff = Some(crate::diff::diff_trees(None, Some(&[("src/lib.rs".to_string(), b"a\nb\n".to_vec())].into_iter().collect()), &crate::diff::DiffOptions::default()));
+        let mut v = vec![a, b];
+        order(&mut v, false);
+        assert_eq!(v[0].risk.score, v[1].risk.score);
+        assert_eq!(names(&v), ["bbb", "aaa"]);
+    }
+
+    #[test]
+    fn a_build_write_outside_out_dir_is_not_an_out_dir_write() {
+        let mut d = gain(Capability::FsWrite, Scope::Build);
+        d.findings[0].hunk = Some(crate::diff::Hunk { text: "+ std::fs::write(format!(\"{out_dir}/gen.rs\"), x);\n".into(), changed: true, lines: (1, 1) });
+        assert!(writes_only_out_dir(&d));
+        d.findings[0].hunk = Some(crate::diff::Hunk { text: "+ std::fs::write(format!(\"{out_dir}/../../../liblzma.o\"), x);\n".into(), changed: true, lines: (1, 1) });
+        assert!(!writes_only_out_dir(&d));
+    }
 }
