@@ -1378,3 +1378,35 @@ fn the_json_document_is_bounded() {
     let with = w.review(&["--format", "json", "--diff"]).json();
     assert!(pkg(&with, "chatty")["file_changes"].as_array().unwrap().iter().any(|f| f["patch"].is_string()), "--diff adds patches");
 }
+
+/// All seven replicas and their twins in one lockfile change: every attack's group ranks above
+/// every benign twin, and the markdown stays within its default budget.
+#[test]
+fn all_replicas_in_one_change() {
+    let all = [replica_logger(), replica_time_client(), replica_gitlab_ci(), replica_blob(), replica_miner(), replica_binary_tests(), replica_proc_macro()];
+    let mut r = Replica { base: vec![], head: vec![], direct_base: vec![], direct_head: vec![], malicious: "", benign: "" };
+    for x in &all {
+        r.base.extend(x.base.iter().cloned());
+        r.head.extend(x.head.iter().cloned());
+        r.direct_base.extend(x.direct_base.iter().copied());
+        r.direct_head.extend(x.direct_head.iter().copied());
+    }
+    r.direct_base.sort();
+    r.direct_head.sort();
+    let w = replica_world(&r);
+    let db = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/advisory-db");
+    let doc = w.review(&["--format", "json", "--advisory-db", db]).json();
+    let md = w.review(&["--format", "markdown", "--advisory-db", db]).expect(0);
+    let order = names(&doc);
+    let worst_attack = all.iter().map(|x| rank(&doc, x.malicious)).max().unwrap();
+    let best_twin = all.iter().map(|x| rank(&doc, x.benign)).min().unwrap();
+    for x in &all {
+        eprintln!("all replicas: {} ranks {} of {} (score {}); twin {} ranks {}", x.malicious, rank(&doc, x.malicious), order.len(), score(&doc, x.malicious), x.benign, rank(&doc, x.benign));
+    }
+    eprintln!("all replicas: markdown {} characters", md.chars().count());
+    assert!(worst_attack < best_twin, "{order:?}");
+    assert!(md.chars().count() <= 20_000, "{}", md.chars().count());
+    for x in &all {
+        assert!(md.contains(&format!("**{}**", x.malicious.replace('_', "\\_"))), "{} missing:\n{md}", x.malicious);
+    }
+}
