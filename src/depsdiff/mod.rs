@@ -718,7 +718,7 @@ fn signal_flags(flags: &mut Vec<Flag>, found: &[signals::Signal]) {
         match flags.iter_mut().find(|f| f.kind == FlagKind::SuspiciousLines) {
             Some(f) => {
                 let mut ev = hidden;
-                ev.extend(f.evidence.drain(..));
+                ev.append(&mut f.evidence);
                 ev.truncate(flags::MAX_EVIDENCE);
                 f.evidence = ev;
                 f.message = format!("{}; string literals that decode or join into a URL or a command", f.message);

@@ -246,8 +246,8 @@ pub fn order(packages: &mut Vec<PackageReport>, all_targets: bool) {
         }
     }
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for i in 0..n {
-        if let Some(j) = parent[i] {
+    for (i, p) in parent.iter().enumerate() {
+        if let Some(j) = *p {
             children[j].push(i);
         }
     }

@@ -118,8 +118,13 @@ const HIDDEN: &[&str] = &["http://", "https://", "/bin/sh", "/bin/bash", "cmd.ex
 
 /// Signals kept per kind and package.
 const MAX_PER_KIND: usize = 12;
-/// Bytes of joined string literals looked at per file.
-const MAX_JOINED: usize = 1 << 20;
+/// Bytes of string literals joined at most in one run of consecutive added lines.
+const MAX_JOINED: usize = 16 * 1024;
+/// Parts joined at most in one stretch.
+const MAX_STRETCH: usize = 8;
+/// Bytes decoded at most per package, over every literal and stretch: a deterministic budget
+/// against a file built to be slow to look at (past it, strings are no longer decoded).
+const DECODE_BUDGET: usize = 32 * 1024 * 1024;
 
 fn clip(line: &str) -> String {
     let t = line.trim();
@@ -229,13 +234,30 @@ pub fn hidden(s: &str) -> Option<String> {
     None
 }
 
-#[derive(Default)]
 struct Collector {
     out: Vec<Signal>,
     per_kind: BTreeMap<SignalKind, usize>,
+    /// Bytes still to decode (see [`DECODE_BUDGET`]).
+    budget: usize,
+}
+
+impl Default for Collector {
+    fn default() -> Self {
+        Collector { out: Vec::new(), per_kind: BTreeMap::new(), budget: DECODE_BUDGET }
+    }
 }
 
 impl Collector {
+    /// [`hidden`] within the decode budget.
+    fn hidden(&mut self, s: &str) -> Option<String> {
+        if s.len() > self.budget {
+            self.budget = 0;
+            return None;
+        }
+        self.budget -= s.len();
+        hidden(s)
+    }
+
     fn push(&mut self, s: Signal) {
         let n = self.per_kind.entry(s.kind).or_default();
         if *n < MAX_PER_KIND && !self.out.iter().any(|o| o.kind == s.kind && o.what == s.what && o.file == s.file) {
@@ -266,14 +288,18 @@ impl Joined {
                     continue;
                 }
                 // Every stretch of the run: the parts of one string may sit among other literals.
-                // The longest one that hides something is shown.
-                let run_len = run.len().min(32);
-                'stretches: for len in (2..=run_len).rev() {
-                    for i in 0..=(run_len - len) {
+                // The whole run, then every stretch of up to MAX_STRETCH parts, longest first:
+                // the one that hides something is shown.
+                if run.len() > 1 && found.is_none() {
+                    found = c.hidden(&run.concat());
+                }
+                let longest = run.len().min(MAX_STRETCH);
+                'stretches: for len in (2..=longest).rev() {
+                    for i in 0..=(run.len() - len) {
                         if found.is_some() {
                             break 'stretches;
                         }
-                        found = hidden(&run[i..i + len].concat());
+                        found = c.hidden(&run[i..i + len].concat());
                     }
                 }
                 run.clear();
@@ -333,7 +359,7 @@ pub fn scan(old: Option<&FileTree>, new: &FileTree) -> Vec<Signal> {
             }
             let lits = literals(line);
             for l in &lits {
-                if let Some(why) = hidden(l) {
+                if let Some(why) = c.hidden(l) {
                     c.push(Signal { kind: SignalKind::Hidden, what: why, file: path.clone(), line: n, text: clip(line) });
                 }
             }
@@ -392,6 +418,15 @@ mod tests {
             "use std::env;\nlet e = envelope.env_var;\nlet k = std::env::var(\"NO_COLOR\");\n// see https://lists.example.org/archives/2024/message-id-3f2a9c1d4e5b6a7f8091a2b3c4d5e6f7\nlet s = \"hello world, this is a plain message\";\n",
         )]);
         assert_eq!(kinds(&scan(None, &new)), Vec::<(&str, String)>::new());
+    }
+
+    #[test]
+    fn decoding_stops_at_its_budget() {
+        let mut c = Collector { budget: 40, ..Collector::default() };
+        let url = "aHR0cHM6Ly9leGFtcGxlLmNvbS9wYXlsb2Fk";
+        assert!(c.hidden(url).is_some());
+        assert!(c.hidden(url).is_none(), "the budget is spent: nothing more is decoded");
+        assert_eq!(c.budget, 0);
     }
 
     #[test]

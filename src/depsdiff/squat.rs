@@ -122,7 +122,7 @@ pub fn resembles(name: &str) -> Option<Squat> {
     }
     let cores = strip_affixes(&n);
     for (pn, listed) in &p.listed {
-        if cores.iter().any(|c| c == pn) || strip_affixes(pn).iter().any(|c| *c == n) {
+        if cores.iter().any(|c| c == pn) || strip_affixes(pn).contains(&n) {
             return found("affix", 0, listed);
         }
     }
