@@ -1281,13 +1281,18 @@ fn a_benign_change_with_the_same_packages_does_not_outrank_the_attack() {
 #[test]
 fn two_lockfiles_take_features_from_what_the_lockfile_locks() {
     let w = World::new();
-    let manifest_extra = "\n[dependencies]\ndifflib = { version = \"0.4\", optional = true }\n\n[features]\ndefault = [\"diff\"]\ndiff = [\"dep:difflib\"]\n";
-    let old = krate("predicates", "3.1.3", manifest_extra, &[("src/lib.rs", "#[cfg(feature = \"diff\")]\npub fn d() -> usize { difflib::n() }\npub fn p() {}\n")], &[]);
-    let new = krate("predicates", "3.1.4", manifest_extra, &[("src/lib.rs", "#[cfg(feature = \"diff\")]\npub fn d() -> usize { difflib::n() }\npub fn p() {\n    let _ = std::fs::read(\"/etc/hosts\");\n}\n")], &[]);
-    w.serve(&[old.clone(), new.clone()]);
+    // `diff` (on by default) turns on difflib, which the lockfile does not lock: it was off, and
+    // so was `default`. `fancy` asks helper for `extra`, which turns on helper's zzz, which the
+    // lockfile does not lock either: what the lockfile leaves out is not built.
+    let manifest_extra = "\n[dependencies]\nhelper = \"1\"\ndifflib = { version = \"0.4\", optional = true }\n\n[features]\ndefault = [\"diff\"]\ndiff = [\"dep:difflib\"]\nfancy = [\"helper/extra\"]\n";
+    let helper = krate("helper", "1.0.0", "\n[dependencies]\nzzz = { version = \"1\", optional = true }\n\n[features]\nextra = [\"dep:zzz\"]\n", &[("src/lib.rs", "pub fn h() {}\n")], &[]);
+    let old = krate("predicates", "3.1.3", manifest_extra, &[("src/lib.rs", "#[cfg(feature = \"diff\")]\npub fn d() -> usize { difflib::n() }\npub fn p() {}\n")], &["helper"]);
+    // 3.1.4 spawns `diff` behind the `diff` feature: off in this build, so not a gain.
+    let new = krate("predicates", "3.1.4", manifest_extra, &[("src/lib.rs", "#[cfg(feature = \"diff\")]\npub fn d() -> usize { difflib::n() }\n#[cfg(feature = \"diff\")]\npub fn show() {\n    let _ = std::process::Command::new(\"diff\").status();\n}\npub fn p() {\n    let _ = std::fs::read(\"/etc/hosts\");\n}\n")], &["helper"]);
+    w.serve(&[old.clone(), new.clone(), helper.clone()]);
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("old.lock"), lockfile(&["predicates"], &[old], "")).unwrap();
-    std::fs::write(dir.path().join("new.lock"), lockfile(&["predicates"], &[new], "")).unwrap();
+    std::fs::write(dir.path().join("old.lock"), lockfile(&["predicates"], &[old, helper.clone()], "")).unwrap();
+    std::fs::write(dir.path().join("new.lock"), lockfile(&["predicates"], &[new, helper], "")).unwrap();
     let run = |extra: &[&str]| {
         let mut args = vec!["deps-diff", "--old", "old.lock", "--new", "new.lock", "--target", LINUX];
         args.extend_from_slice(extra);
