@@ -626,3 +626,59 @@ pub fn render_json_with(report: &Report, opts: &JsonOptions) -> String {
     s.push('\n');
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::depsdiff::{Capabilities, Coverage, Placement, Tier, Verified, advisories::PackageAdvisories, risk::Risk};
+    use crate::diff::{DiffOptions, diff_trees};
+
+    /// What the GitHub Action embeds (`render_json`) carries no patch, even when the review
+    /// asked for them for its comment; `--diff` (`patches: true`) does.
+    #[test]
+    fn patches_only_when_asked() {
+        let tree: crate::package::FileTree = [("src/lib.rs".to_string(), b"pub fn new_code() {}\n".to_vec())].into_iter().collect();
+        let diff = diff_trees(None, Some(&tree), &DiffOptions { want_patch: true, ..DiffOptions::default() });
+        assert!(diff.files[0].patch.is_some());
+        let p = PackageReport {
+            name: "fresh".into(),
+            change: ChangeKind::Added,
+            old: None,
+            new: None,
+            semver: None,
+            diff: Some(diff),
+            lockfiles: vec!["Cargo.lock".into()],
+            placement: Placement::default(),
+            flags: Vec::new(),
+            capabilities: Capabilities { status: CapStatus::Off, added: Vec::new(), removed: Vec::new(), note: None },
+            tier: Tier::Routine,
+            brought_by: Vec::new(),
+            brings: Vec::new(),
+            squat: None,
+            advisories: PackageAdvisories::default(),
+            license: (None, None),
+            risk: Risk::default(),
+            lock_line: None,
+        };
+        let report = Report {
+            base: "a".into(),
+            head: "b".into(),
+            lockfiles: vec!["Cargo.lock".into()],
+            packages: vec![p],
+            from_files: true,
+            targets: vec!["x86_64-unknown-linux-gnu".into()],
+            all_targets: false,
+            graph_unknown: Vec::new(),
+            programs: Vec::new(),
+            baselines: Vec::new(),
+            coverage: Coverage::default(),
+            verified: Verified::default(),
+            advisory_db: None,
+            top_risk: None,
+        };
+        let bounded: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
+        assert!(bounded["packages"][0]["file_changes"][0].get("patch").is_none(), "{bounded:#}");
+        let full: serde_json::Value = serde_json::from_str(&render_json_with(&report, &JsonOptions { patches: true })).unwrap();
+        assert!(full["packages"][0]["file_changes"][0]["patch"].as_str().unwrap().contains("+pub fn new_code()"));
+    }
+}
