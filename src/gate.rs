@@ -3,7 +3,8 @@
 //! The GitHub Action's `fail-on` input and `velaris deps-diff --fail-on` read the same list:
 //! `never`, `widened`, `baseline-widened`, and the dependency-review conditions
 //! `new-capability`, `build-script`, `proc-macro`, `native`, `yanked`, `unverifiable`,
-//! `unknown`. Each condition is decided in one place:
+//! `unknown`, `license-change`, `advisory`, `name-squat`. Each condition is decided in one
+//! place:
 //!
 //! - `widened` from a [`CheckOutcome`] (the comparison `velaris check` makes): [`widened`];
 //! - `baseline-widened` from the grants a newer baseline adds ([`crate::baseline::additions`]):
@@ -40,6 +41,12 @@ pub enum Condition {
     Unverifiable,
     /// A changed package's capabilities could not be analysed.
     Unknown,
+    /// A changed package's `license` expression changed.
+    LicenseChange,
+    /// A RustSec advisory affects a version the change locks (with `--advisory-db`).
+    Advisory,
+    /// A dependency new to the graph has a name that imitates a popular crate's.
+    NameSquat,
 }
 
 impl Condition {
@@ -53,6 +60,9 @@ impl Condition {
         Condition::Yanked,
         Condition::Unverifiable,
         Condition::Unknown,
+        Condition::LicenseChange,
+        Condition::Advisory,
+        Condition::NameSquat,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -66,6 +76,9 @@ impl Condition {
             Condition::Yanked => "yanked",
             Condition::Unverifiable => "unverifiable",
             Condition::Unknown => "unknown",
+            Condition::LicenseChange => "license-change",
+            Condition::Advisory => "advisory",
+            Condition::NameSquat => "name-squat",
         }
     }
 
@@ -246,6 +259,9 @@ mod tests {
     #[test]
     fn only_the_ratchet_conditions_are_not_the_dependency_reviews() {
         let dep: Vec<&str> = Condition::ALL.iter().filter(|c| c.is_dependency()).map(|c| c.as_str()).collect();
-        assert_eq!(dep, ["new-capability", "build-script", "proc-macro", "native", "yanked", "unverifiable", "unknown"]);
+        assert_eq!(
+            dep,
+            ["new-capability", "build-script", "proc-macro", "native", "yanked", "unverifiable", "unknown", "license-change", "advisory", "name-squat"]
+        );
     }
 }

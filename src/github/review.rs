@@ -188,6 +188,7 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request, fail_o
             targets: vec![report.target.clone().unwrap_or_else(|| engine::DEFAULT_TARGET.to_string())],
             all_targets: false,
             capabilities: true,
+            advisory_db: None,
         };
         match depsdiff::run(&config) {
             Ok(r) => report.deps = Some(r),

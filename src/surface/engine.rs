@@ -259,7 +259,7 @@ pub fn read_dir_tree(dir: &Path) -> Result<FileTree, SurfaceError> {
 /// hand (packages not fetched yet are leaves), fetch the batch of packages the round reached,
 /// and again, until a round reaches nothing new. Packages the target never compiles (behind
 /// `cfg(windows)` on Linux, optional and off, dev-only) are never downloaded.
-fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &SourceStore) -> Result<(Graph, Sources), SurfaceError> {
+fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &SourceStore, lockfile_led: bool) -> Result<(Graph, Sources), SurfaceError> {
     loop {
         let asked: Mutex<BTreeMap<String, PackageId>> = Mutex::new(BTreeMap::new());
         let manifest_of = |id: &PackageId| -> Result<String, String> {
@@ -295,6 +295,7 @@ fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &Sour
             manifest_of: &manifest_of,
             has_file: Some(&has_file),
             pending: Some(&pending),
+            lockfile_led,
         })?;
         let asked = asked.into_inner().unwrap();
         if asked.is_empty() {
@@ -710,13 +711,25 @@ pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
 pub fn graph_with(config: &Config, store: &SourceStore) -> Result<(Graph, Vec<PackageId>), SurfaceError> {
     let ws = Workspace::load(&config.root)?;
     let cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
-    let (graph, _) = resolve_and_fetch(config, &ws, &cfg, store)?;
+    let (graph, _) = resolve_and_fetch(config, &ws, &cfg, store, false)?;
     Ok((graph, ws.members().map(|m| m.id.clone()).collect()))
 }
 
 /// Run the whole analysis with sources from (and added to) `store`, and keep the graph and
 /// every unit's findings.
 pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, SurfaceError> {
+    run_resolved(config, store, false)
+}
+
+/// [`run_with`] on a workspace whose lockfile leads
+/// ([`crate::workspace::ResolveOptions::lockfile_led`]): what the lockfile does not lock is not
+/// built, instead of an error. For the probe workspace `deps-diff --old/--new` writes around
+/// two lockfiles, never for a workspace on disk.
+pub fn run_lockfile_led(config: &Config, store: &SourceStore) -> Result<Detailed, SurfaceError> {
+    run_resolved(config, store, true)
+}
+
+fn run_resolved(config: &Config, store: &SourceStore, lockfile_led: bool) -> Result<Detailed, SurfaceError> {
     let ws = Workspace::load(&config.root)?;
     let overlay_path = config.root.join(OVERLAY_FILE);
     let mut fingerprint = Sha256::new();
@@ -732,7 +745,7 @@ pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, Surfac
         Rules::builtin()
     };
     let cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
-    let (graph, sources) = resolve_and_fetch(config, &ws, &cfg, store)?;
+    let (graph, sources) = resolve_and_fetch(config, &ws, &cfg, store, lockfile_led)?;
     let disk_trees = Mutex::new(BTreeMap::new());
     let rules_fingerprint = format!("{:x}", fingerprint.finalize());
     let analyses = analyze_all(config, &ws, &graph, &sources, rules, &rules_fingerprint, &disk_trees)?;
