@@ -53,6 +53,8 @@ pub fn capability_points(c: Capability) -> u32 {
         NetConnect => 30,
         NetListen => 25,
         DynamicLoad => 25,
+        // Code that runs without being called, before main: what a dropper wants.
+        PreMain => 25,
         FsWrite => 20,
         Ffi => 12,
         FsRead => 12,
@@ -370,7 +372,7 @@ mod tests {
     }
 
     fn gain(c: Capability, scope: Scope) -> CapDelta {
-        let finding = Finding { capability: c, scope, file: "src/lib.rs".into(), line: 1, column: 1, path: "p".into(), chain: Vec::new() };
+        let finding = Finding { capability: c, scope, file: "src/lib.rs".into(), line: 1, column: 1, path: "p".into(), chain: Vec::new(), expanded_from: None };
         CapDelta { capability: c, scope, findings: vec![Evidence { finding, hunk: None }] }
     }
 
