@@ -276,6 +276,20 @@ mod tests {
     }
 
     #[test]
+    fn workflow_run_names_the_head_and_how_to_find_its_pull_request() {
+        let e = parse(
+            "workflow_run",
+            r#"{"workflow_run": {"event": "pull_request", "head_sha": "abc", "head_branch": "feature",
+                "head_repository": {"full_name": "mallory/r"}, "pull_requests": [{"number": 7}, {"x": 1}]}}"#,
+        )
+        .unwrap();
+        let w = e.workflow_run.unwrap();
+        assert_eq!((w.head_sha.as_deref(), w.event.as_deref(), w.head_branch.as_deref()), (Some("abc"), Some("pull_request"), Some("feature")));
+        assert_eq!((w.head_repo.as_deref(), w.pull_requests), (Some("mallory/r"), vec![7]));
+        assert!(e.pull_request.is_none(), "a workflow_run payload names no pull request to trust");
+    }
+
+    #[test]
     fn merge_group_and_unknown_fields() {
         let e = parse("merge_group", r#"{"merge_group": {"base_sha": "b", "head_sha": "h", "extra": [1]}, "x": null}"#).unwrap();
         assert_eq!((e.base.as_deref(), e.head.as_deref()), (Some("b"), Some("h")));
