@@ -178,28 +178,21 @@ pub struct Failure {
 }
 
 /// What trips `widened`: each program or crate that uses a capability the baseline does not
-/// grant, `program app: process.spawn`.
+/// grant, `program app: process.spawn`, or an API its pins do not list, `crate app: fs.write
+/// via std::fs::remove_dir_all`.
 pub fn widened(outcome: &CheckOutcome) -> Vec<String> {
-    outcome
-        .widened
-        .iter()
-        .map(|w| {
-            let caps: Vec<&str> = w.capabilities.iter().map(|c| c.as_str()).collect();
-            format!("{} {}: {}", w.subject.kind(), w.subject.name(), caps.join(", "))
-        })
-        .collect()
+    outcome.widened.iter().map(|w| format!("{} {}: {}", w.subject.kind(), w.subject.name(), w.summary())).collect()
 }
 
 /// What trips `baseline-widened`: each grant a newer baseline adds, `program app: process.spawn`
-/// (`(new)` for an entry the older baseline did not have).
+/// (`(new)` for an entry the older baseline did not have), with the APIs pins add or no longer
+/// restrict.
 pub fn baseline_widened(added: &[Addition]) -> Vec<String> {
     added
         .iter()
-        .filter(|a| !a.capabilities.is_empty())
-        .map(|a| {
-            let caps: Vec<&str> = a.capabilities.iter().map(|c| c.as_str()).collect();
-            format!("{} {}{}: {}", a.subject.kind(), a.subject.name(), if a.new_subject { " (new)" } else { "" }, caps.join(", "))
-        })
+        .map(|a| (a, a.summary()))
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(a, s)| format!("{} {}{}: {s}", a.subject.kind(), a.subject.name(), if a.new_subject { " (new)" } else { "" }))
         .collect()
 }
 

@@ -128,10 +128,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if args.schema == Schema::V1 && args.format != Format::Json {
         bail!("--schema applies to --format json only");
     }
+    let progress = super::progress(args.format == Format::Json);
     let config = depsdiff::Config {
         input: input(&args)?,
         cwd,
-        fetch: args.fetch.options(),
+        fetch: args.fetch.options(progress.handle()),
         diff: DiffOptions {
             context: args.context,
             timeout: Duration::from_secs(2),
@@ -143,6 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         advisory_db: args.advisory_db.clone(),
     };
     let report = depsdiff::run(&config)?;
+    drop(progress);
     let text = match (args.format, args.schema) {
         (Format::Json, Schema::V1) => report::render_json_v1(&report),
         (Format::Json, Schema::V2) => report::render_json_with(&report, &report::JsonOptions { patches: args.diff }),

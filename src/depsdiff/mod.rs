@@ -43,7 +43,7 @@ pub use flags::{Flag, FlagKind};
 pub use review::Tier;
 
 use capabilities::{GraphMode, Side as RunSide};
-use workspaces::WorkspaceDir;
+pub use workspaces::{WorkspaceDir, materialize};
 
 /// Where the two lockfiles come from.
 #[derive(Debug, Clone)]
@@ -475,6 +475,8 @@ struct VerifiedBytes {
 /// Everything fetched, by identity.
 struct Fetchedset {
     registry: BTreeMap<Key, VerifiedBytes>,
+    /// Registry packages a confined run may not fetch, with why.
+    refused: BTreeMap<Key, String>,
     git: BTreeMap<GitKey, Result<GitPackage, String>>,
     index: BTreeMap<Key, IndexStatus>,
 }
@@ -483,6 +485,8 @@ impl Fetchedset {
     fn side(&self, p: &LockedPackage) -> Side {
         let verification = if let Some(f) = package_ref(p).and_then(|r| self.registry.get(&key(&r))) {
             Verification::Sha256 { origin: f.origin.clone() }
+        } else if let Some(why) = package_ref(p).and_then(|r| self.refused.get(&key(&r))) {
+            Verification::Unverifiable(format!("not fetched: {why}"))
         } else if let Some(g) = git_key(p).and_then(|k| self.git.get(&k)) {
             match g {
                 Ok(pkg) => Verification::Commit { commit: pkg.commit.clone(), path: pkg.path.clone() },
@@ -563,7 +567,10 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
             }
         }
     }
-    let refs: Vec<PackageRef> = refs.into_values().collect();
+    // A confined run fetches only from the sources it was given.
+    let refused: BTreeMap<Key, String> =
+        refs.iter().filter_map(|(k, r)| config.fetch.refusal(&r.source).map(|why| (k.clone(), why))).collect();
+    let refs: Vec<PackageRef> = refs.into_iter().filter(|(k, _)| !refused.contains_key(k)).map(|(_, r)| r).collect();
     let fetcher = Arc::new(Fetcher::new(&config.cwd, config.fetch.clone()).map_err(|e| BatchError::Fetch(vec![e]))?);
     let registry: BTreeMap<Key, VerifiedBytes> = if refs.is_empty() {
         BTreeMap::new()
@@ -574,6 +581,10 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     let git_opts = GitOptions { cache_dir: fetcher.cache_dir().map(Path::to_path_buf), offline: config.fetch.offline };
     let mut git = BTreeMap::new();
     for k in gits {
+        if let Some(why) = config.fetch.refusal(&k.0) {
+            git.insert(k, Err(format!("git source not read: {why}")));
+            continue;
+        }
         let r = gitdeps::fetch_package(&git_opts, &k.0, &k.1, &k.2).map_err(|e| {
             if e.is_offline() {
                 format!("git source: offline, and not in velaris' git cache ({e})")
@@ -596,7 +607,7 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
             }
         }
     }
-    let fetched = Fetchedset { registry, git, index };
+    let fetched = Fetchedset { registry, refused, git, index };
 
     // Which package names this change adds (to say a new dependency is new to the graph).
     let added_names: BTreeSet<String> =

@@ -205,10 +205,10 @@ pub fn headline(report: &Report) -> String {
     let v = &report.verified;
     let mut ver = Vec::new();
     if v.sha256_total > 0 {
-        ver.push(format!("sha256 verified {} of {}", v.sha256, v.sha256_total));
+        ver.push(format!("sha256 verified {} of {}", thousands(v.sha256 as u64), thousands(v.sha256_total as u64)));
     }
     if v.commits_total > 0 {
-        ver.push(format!("{} of {} git {} verified by commit id", v.commits, v.commits_total, if v.commits_total == 1 { "package" } else { "packages" }));
+        ver.push(format!("{} of {} git {} verified by commit id", thousands(v.commits as u64), thousands(v.commits_total as u64), if v.commits_total == 1 { "package" } else { "packages" }));
     }
     if !ver.is_empty() {
         let _ = write!(s, "; {}", ver.join(", "));
@@ -239,7 +239,7 @@ fn coverage_line(report: &Report) -> Option<String> {
         escape::line(&report.targets.join(", "))
     );
     if !c.unknown.is_empty() {
-        let _ = write!(s, "; {} unknown", c.unknown.len());
+        let _ = write!(s, "; {} unknown", thousands(c.unknown.len() as u64));
     }
     Some(s)
 }
@@ -381,7 +381,7 @@ fn capability_section(out: &mut String, report: &Report) {
                 }
             }
             if d.findings.len() > FINDINGS_SHOWN {
-                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more (--format json lists them all)", d.findings.len() - FINDINGS_SHOWN)));
+                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more (--format json lists them all)", thousands((d.findings.len() - FINDINGS_SHOWN) as u64))));
             }
         }
         for d in &p.capabilities.removed {
@@ -428,7 +428,7 @@ fn flag_section(out: &mut String, report: &Report) {
                 let _ = writeln!(out, "      {}", paint(DIM, &escape::line(e)));
             }
             if ev.len() > FLAG_EVIDENCE_SHOWN {
-                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more", ev.len() - FLAG_EVIDENCE_SHOWN)));
+                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more", thousands((ev.len() - FLAG_EVIDENCE_SHOWN) as u64))));
             }
         }
     }
@@ -591,8 +591,8 @@ fn package_section(out: &mut String, report: &Report, opts: &HumanOptions) {
             let _ = writeln!(
                 out,
                 "{indent}  {mark} {:>7} {:>7}  {}{}",
-                paint(GREEN, &format!("+{}", f.lines_added)),
-                paint(RED, &format!("-{}", f.lines_removed)),
+                paint(GREEN, &format!("+{}", thousands(f.lines_added))),
+                paint(RED, &format!("-{}", thousands(f.lines_removed))),
                 escape::line(&f.path),
                 paint(DIM, &note)
             );

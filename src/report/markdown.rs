@@ -204,7 +204,7 @@ fn capabilities(report: &Report, hunks: bool, findings_shown: usize) -> String {
                 }
             }
             if d.findings.len() > findings_shown {
-                let _ = writeln!(s, "  - and {} more", d.findings.len() - findings_shown);
+                let _ = writeln!(s, "  - and {} more", thousands((d.findings.len() - findings_shown) as u64));
             }
         }
         for d in &p.capabilities.removed {
@@ -333,10 +333,10 @@ fn verified(report: &Report) -> String {
     let v = &report.verified;
     let mut parts = Vec::new();
     if v.sha256_total > 0 {
-        parts.push(format!("sha256 of {} of {} `.crate` files matched `Cargo.lock` before they were read", v.sha256, v.sha256_total));
+        parts.push(format!("sha256 of {} of {} `.crate` files matched `Cargo.lock` before they were read", thousands(v.sha256 as u64), thousands(v.sha256_total as u64)));
     }
     if v.commits_total > 0 {
-        parts.push(format!("{} of {} git packages read at their locked commit", v.commits, v.commits_total));
+        parts.push(format!("{} of {} git packages read at their locked commit", thousands(v.commits as u64), thousands(v.commits_total as u64)));
     }
     let mut s = String::new();
     if !parts.is_empty() {
@@ -426,7 +426,7 @@ fn details(p: &PackageReport, diffs: bool) -> Option<String> {
             (_, true) => " (packaging)",
             _ => "",
         };
-        let _ = writeln!(section, "| {mark} | {}{note} | {} | {} |", md(&f.path), f.lines_added, f.lines_removed);
+        let _ = writeln!(section, "| {mark} | {}{note} | {} | {} |", md(&f.path), thousands(f.lines_added), thousands(f.lines_removed));
     }
     section.push('\n');
     if diffs {
@@ -471,7 +471,7 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
             c.analysed,
             c.in_scope,
             md(&report.targets.join(", ")),
-            if c.unknown.is_empty() { String::new() } else { format!("; {} unknown", c.unknown.len()) }
+            if c.unknown.is_empty() { String::new() } else { format!("; {} unknown", thousands(c.unknown.len() as u64)) }
         );
     }
     for (l, why) in &report.graph_unknown {

@@ -322,6 +322,12 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
     for p in ids {
         match (&p.source, &p.checksum) {
             (Some(s), _) if s.starts_with("git+") => gits.push(p),
+            // A source a confined run may not contact: unanalyzed, with why.
+            (Some(source), Some(_)) if config.fetch.refusal(source).is_some() => {
+                if let (Some(key), Some(why)) = (SourceStore::key(&p), config.fetch.refusal(source)) {
+                    store.insert_missing(&key, format!("not fetched: {why}"));
+                }
+            }
             (Some(source), Some(checksum)) => refs.push(PackageRef {
                 name: p.name.clone(),
                 version: p.version.clone(),
@@ -333,10 +339,18 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
     }
     if !gits.is_empty() {
         let opts = crate::gitdeps::GitOptions { cache_dir: cache_root(&config.fetch), offline: config.fetch.offline };
+        let progress = &config.fetch.progress;
+        progress.add(crate::progress::Stage::Fetch, gits.len() as u64);
         for id in gits {
             let key = SourceStore::key(&id).expect("git packages have a key");
             let source = id.source.as_deref().unwrap_or_default();
-            match crate::gitdeps::fetch_package(&opts, source, &id.name, &id.version) {
+            progress.start(crate::progress::Stage::Fetch, || format!("{} {}", id.name, id.version));
+            let fetched = match config.fetch.refusal(source) {
+                Some(why) => Err(why),
+                None => crate::gitdeps::fetch_package(&opts, source, &id.name, &id.version).map_err(|e| e.to_string()),
+            };
+            progress.done(crate::progress::Stage::Fetch);
+            match fetched {
                 Ok(pkg) => store.insert_git(&id, &pkg.files, pkg.manifest),
                 Err(e) => store.insert_missing(&key, format!("git source not read: {e}")),
             }
@@ -463,6 +477,8 @@ fn analyze_all(
     let flags = workspace_flags(config, &base_cfg)?;
     let base_cfg = base_cfg.with_flags(&flags);
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let progress = &config.fetch.progress;
+    progress.add(crate::progress::Stage::Analyse, n as u64);
     for lv in 0..=max_level {
         let todo: Vec<usize> = (0..n).filter(|&i| level[i] == lv).collect();
         let err: Mutex<Option<SurfaceError>> = Mutex::new(None);
@@ -490,7 +506,10 @@ fn analyze_all(
                 .find(|(name, _)| name == crate::workspace::BUILD_SCRIPT_DEP)
                 .map(|(_, d)| graph.units[*d].root.as_str());
             let ctx = UnitCtx { sources, disk_trees, base_cfg: &base_cfg, rules, cache: &cache, target: &config.target, marker: &markers[i], build_root };
-            let mut analysis = match analyze_unit(unit, &deps, &ctx) {
+            progress.start(crate::progress::Stage::Analyse, || format!("{} {}", unit.package.name, unit.package.version));
+            let analysed = analyze_unit(unit, &deps, &ctx);
+            progress.done(crate::progress::Stage::Analyse);
+            let mut analysis = match analysed {
                 Ok(a) => a,
                 Err(e) => {
                     *err.lock().unwrap() = Some(e);
@@ -735,8 +754,13 @@ fn run_resolved(config: &Config, store: &SourceStore, lockfile_led: bool) -> Res
     let mut fingerprint = Sha256::new();
     fingerprint.update(super::rules::BUILTIN_RULES_TOML.as_bytes());
     let owned_rules;
-    let rules: &Rules = if overlay_path.exists() {
-        let text = crate::fsio::read_text(&overlay_path, crate::fsio::TEXT_CAP, "a rules overlay")?;
+    // A confined (untrusted) workspace's own overlay is never read: the confinement's is used.
+    let overlay = match &config.fetch.confinement {
+        Some(c) => c.rules_overlay.clone(),
+        None if overlay_path.exists() => Some(crate::fsio::read_text(&overlay_path, crate::fsio::TEXT_CAP, "a rules overlay")?),
+        None => None,
+    };
+    let rules: &Rules = if let Some(text) = overlay {
         fingerprint.update([0]);
         fingerprint.update(text.as_bytes());
         owned_rules = Rules::with_overlay(&text, OVERLAY_FILE).map_err(|e| SurfaceError::Config(e.to_string()))?;
