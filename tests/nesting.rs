@@ -37,6 +37,7 @@ fn analyze_files(files: &[(&str, String)]) -> Vec<Finding> {
         edition: Edition::E2021,
         marker: "__velaris_crate_deep",
         version: "1.0.0",
+        open_sites: false,
     };
     guard::parallel_map(&[()], 1, |_| analyze(&input).findings).pop().unwrap()
 }
@@ -101,6 +102,7 @@ fn the_deepest_nesting_the_guard_admits_fits_the_stack() {
                 edition: Edition::E2021,
                 marker: "__velaris_crate_deep",
                 version: "1.0.0",
+                open_sites: false,
             };
             guard::parallel_map_with_limit(&[()], 1, stack, Some(limit), |_| analyze(&input).findings).pop().unwrap()
         };

@@ -264,6 +264,7 @@ fn run_crate(
         edition: Edition::from_manifest(Some(spec.edition.as_deref().unwrap_or("2021"))),
         marker: &marker,
         version: "1.0.0",
+        open_sites: true,
     };
     let a = analyze(&input);
     // Sorted and deduplicated, as promised.

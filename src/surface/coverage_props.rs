@@ -163,6 +163,7 @@ fn check(roots: &[Node], bs: bool, strays: usize) -> Result<(), TestCaseError> {
         edition: Edition::from_manifest(Some("2021")),
         marker: "__velaris_crate_t",
         version: "1.0.0",
+        open_sites: false,
     };
     let a = analyze(&input);
     prop_assert!(a.findings.iter().all(|f| f.capability != super::Capability::Unanalyzed), "{:?}", a.findings);

@@ -646,6 +646,9 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
         edition: Edition::from_manifest(Some(&unit.edition)),
         marker: ctx.marker,
         version: &unit.package.version,
+        // The workspace's own code (and path packages): the program step resolves its calls
+        // through traits into findings.
+        open_sites: unit.package_dir.is_some(),
     };
     // An analyzer bug on one crate must not pass for "no capability" nor stop the run: the
     // crate is reported unanalyzed, which the ratchet counts like any capability.
@@ -873,9 +876,11 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
         let mut pkg_files: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
         // What the program itself can do.
         let mut capabilities: BTreeSet<Capability> = BTreeSet::new();
+        let mut units_in: Vec<usize> = Vec::new();
         for (unit_idx, path) in graph.reachable(prog) {
             let unit = &graph.units[unit_idx];
             let a = &analyses[unit_idx];
+            units_in.push(unit_idx);
             if matches!(unit.kind, UnitKind::Lib | UnitKind::ProcMacro) {
                 lib_names.insert(key_of(&unit.package), unit.crate_name.clone());
             }
@@ -921,6 +926,61 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                 pkg_files.insert(key, files);
             }
         }
+        // Calls through traits, resolved over the program's graph: findings at the places in
+        // the workspace's own code whose calls go on through a trait, and what the program's
+        // entry points reach.
+        let refs: Vec<super::callgraph::UnitRef> = units_in
+            .iter()
+            .map(|&u| super::callgraph::UnitRef { analysis: &analyses[u], krate: &graph.units[u].crate_name, version: &graph.units[u].package.version })
+            .collect();
+        let dispatch = super::callgraph::Dispatch::new(&refs);
+        let mut dispatched: BTreeMap<(String, String), Vec<Finding>> = BTreeMap::new();
+        let mut unresolved = calls.total.saturating_sub(calls.resolved);
+        for &u in &units_in {
+            let unit = &graph.units[u];
+            if unit.package_dir.is_none() || analyses[u].open_sites.is_empty() {
+                continue;
+            }
+            let (found, bounded) = dispatch.findings(&analyses[u].open_sites);
+            if unit.package == prog.package {
+                unresolved += bounded;
+            }
+            for f in &found {
+                if unit.package == prog.package && f.scope == Scope::Runtime {
+                    for h in &f.chain {
+                        reached.entry((h.krate.clone(), h.version.clone())).or_default().insert(f.capability);
+                    }
+                }
+                if f.counts_for_program() {
+                    capabilities.insert(f.capability);
+                }
+            }
+            dispatched.entry(key_of(&unit.package)).or_default().extend(found);
+        }
+        let reachable = {
+            let mut sums: Vec<&super::analyze::summary::Summary> = Vec::new();
+            if let Some(e) = &analyses[prog.unit].entry {
+                sums.push(e);
+            }
+            let mut pre_main = false;
+            for &u in &units_in {
+                if let Some(r) = &analyses[u].roots {
+                    sums.push(r);
+                    pre_main = true;
+                }
+            }
+            let (mut reached_caps, bounded, through) = dispatch.reachable(&sums);
+            reached_caps.retain(|c| CARRIED.contains(c));
+            if pre_main || capabilities.contains(&Capability::PreMain) {
+                reached_caps.insert(Capability::PreMain);
+            }
+            for c in [Capability::BuildScript, Capability::BuildProcMacro, Capability::BuildNative] {
+                if capabilities.contains(&c) {
+                    reached_caps.insert(c);
+                }
+            }
+            super::model::Reachable { capabilities: reached_caps, unresolved: unresolved + bounded, through_traits: through }
+        };
         // Every crate compiled into the program, clean ones too: "analysed and clean" is not
         // "not in the graph". What a set of units shows is computed once for every program
         // that compiles it.
@@ -949,7 +1009,16 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                         (capabilities, Arc::new(findings), Arc::new(files), Arc::new(list), count)
                     })
                     .clone();
-                CrateSurface { name, version, capabilities: d.0, findings: d.1, via, files: d.2, unloaded: d.3, unloaded_count: d.4 }
+                let (mut capabilities, mut findings) = (d.0, d.1);
+                // This program's calls through traits in the workspace's code: its own.
+                if let Some(extra) = dispatched.get(&(name.clone(), version.clone())).filter(|e| !e.is_empty()) {
+                    let mut all: Vec<Finding> = findings.iter().cloned().chain(extra.iter().cloned()).collect();
+                    all.sort();
+                    all.dedup();
+                    capabilities = all.iter().map(|f| f.capability).collect();
+                    findings = Arc::new(all);
+                }
+                CrateSurface { name, version, capabilities, findings, via, files: d.2, unloaded: d.3, unloaded_count: d.4 }
             })
             .collect();
         list.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
@@ -980,6 +1049,7 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
             })
             .collect();
         programs.push(ProgramSurface {
+            reachable: Some(reachable),
             name: prog.name.clone(),
             kind: prog.kind,
             package: prog.package.name.clone(),

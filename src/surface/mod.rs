@@ -16,6 +16,7 @@
 
 pub mod analyze;
 mod cache;
+pub mod callgraph;
 #[cfg(test)]
 mod coverage_props;
 pub mod cfg;

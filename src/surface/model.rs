@@ -331,6 +331,26 @@ pub struct ProgramSurface {
     /// The calls in the program's own code (its bin and lib), and how many name a known callee.
     #[serde(default)]
     pub calls: CallStats,
+    /// Informational, not gated: what the program's entry points reach through resolved
+    /// calls, calls through traits included (see [`Reachable`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reachable: Option<Reachable>,
+}
+
+/// A program's reachable grant: what its entry points (a binary's `main`, a library's public
+/// items) and the code that runs without a call reach through resolved calls, calls through
+/// traits resolved to the program's implementations; beside the union the gate uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reachable {
+    /// The kinds calls carry (file system, network, processes, environment, `ffi`,
+    /// `dynamic-load`) that are reached, plus `pre-main` and the `build.*` kinds of the union
+    /// (code that runs without a call).
+    pub capabilities: BTreeSet<Capability>,
+    /// Calls that could not be resolved: the program's own calls whose callee is not known,
+    /// and calls through traits where a bound was hit.
+    pub unresolved: u64,
+    /// Calls through traits resolved on the way.
+    pub through_traits: u64,
 }
 
 /// One dependency's capabilities, and those of them the program's own code reaches.

@@ -49,6 +49,8 @@ struct ProgramDoc<'a> {
     crates: Vec<CrateRef<'a>>,
     reached_from_program: &'a [super::model::Reached],
     calls: super::model::CallStats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reachable: Option<&'a super::model::Reachable>,
 }
 
 #[derive(Serialize)]
@@ -111,6 +113,7 @@ pub fn json(surface: &Surface) -> String {
             crates: refs,
             reached_from_program: &p.reached_from_program,
             calls: p.calls,
+            reachable: p.reachable.as_ref(),
         });
     }
     crates.sort_by(|a, b| (a.name, a.version, &a.id).cmp(&(b.name, b.version, &b.id)));
@@ -183,6 +186,18 @@ pub fn human(surface: &Surface, verbose: bool) -> String {
                 plural(p.calls.total, "call", "calls"),
                 thousands(reached as u64),
                 thousands(of as u64),
+            );
+        }
+        // Informational, not gated: what its entry points reach, calls through traits
+        // resolved over the program.
+        if let Some(r) = &p.reachable {
+            let caps: Vec<&str> = r.capabilities.iter().map(|c| c.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "  reachable from its entry points: {} ({} through traits resolved, {} unresolved; the grant checked is the union above)",
+                if caps.is_empty() { "nothing".to_string() } else { caps.join(", ") },
+                plural(r.through_traits, "call", "calls"),
+                thousands(r.unresolved),
             );
         }
         for &cap in &p.capabilities {

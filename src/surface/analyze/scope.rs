@@ -300,6 +300,8 @@ pub(crate) struct Resolver<'a> {
     pub returns: BTreeMap<String, String>,
     /// The keys of the crate's traits (`crate::io::Journal`).
     pub local_traits: HashSet<String>,
+    /// The keys of the crate's structs, enums and unions.
+    pub local_types: HashSet<String>,
     /// Associated types of the crate's `impl`s: `{type key}::{Name}` → the type it is
     /// (`crate::Shell::Cmd` → `std::process::Command`), for `Self::Cmd::new` and
     /// `<Shell as Tr>::Cmd::new`.
@@ -326,6 +328,29 @@ fn module_scope(m: &Module, cfg: &dyn CfgEval) -> NameScope {
         s.add_item(item, cfg);
     }
     s
+}
+
+/// The generic parameter among `params` a field's type is, through references, `Box`,
+/// `Arc`, `Rc`, `Option`, `Mutex`, `RefCell` and `Pin` (`inner: Box<C>` → `C`).
+fn generic_param_of(ty: &syn::Type, params: &HashSet<String>) -> Option<String> {
+    match ty {
+        syn::Type::Reference(r) => generic_param_of(&r.elem, params),
+        syn::Type::Paren(p) => generic_param_of(&p.elem, params),
+        syn::Type::Group(g) => generic_param_of(&g.elem, params),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            if p.path.segments.len() == 1 && params.contains(&last.ident.unraw().to_string()) {
+                return Some(last.ident.unraw().to_string());
+            }
+            if matches!(last.ident.to_string().as_str(), "Box" | "Arc" | "Rc" | "Option" | "Mutex" | "RwLock" | "RefCell" | "Pin") {
+                let syn::PathArguments::AngleBracketed(a) = &last.arguments else { return None };
+                let Some(syn::GenericArgument::Type(inner)) = a.args.first() else { return None };
+                return generic_param_of(inner, params);
+            }
+            None
+        }
+        _ => None,
+    }
 }
 
 fn is_type_name(s: &str) -> bool {
@@ -371,6 +396,7 @@ impl<'a> Resolver<'a> {
             struct_fields: HashMap::new(),
             returns: BTreeMap::new(),
             local_traits: HashSet::new(),
+            local_types: HashSet::new(),
             assoc_types: HashMap::new(),
             trait_assoc: HashMap::new(),
             local_fns: HashSet::new(),
@@ -391,9 +417,10 @@ impl<'a> Resolver<'a> {
         let (fields, by_struct) = r.collect_field_types(cfg);
         r.field_types = fields;
         r.struct_fields = by_struct;
-        let (mut traits, mut fns) = (HashSet::new(), HashSet::new());
-        r.returns = r.collect_returns(cfg, &mut traits, &mut fns);
+        let (mut traits, mut types, mut fns) = (HashSet::new(), HashSet::new(), HashSet::new());
+        r.returns = r.collect_returns(cfg, &mut traits, &mut types, &mut fns);
         r.local_traits = traits;
+        r.local_types = types;
         r.local_fns = fns;
         let (assoc, by_trait) = r.collect_assoc_types(cfg);
         r.assoc_types = assoc;
@@ -437,6 +464,75 @@ impl<'a> Resolver<'a> {
         (by_type, by_trait)
     }
 
+    /// A value known only by the traits it implements (`dyn Service`, `impl Read`, a generic
+    /// parameter `C: Connect`): `<dyn>` and the traits' ids ([`Resolver::trait_id`]) joined
+    /// by `+`. Auto traits and lifetimes are left out; `None` with no trait left.
+    pub fn dyn_key(&self, ctx: Ctx, bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>) -> Option<String> {
+        let ids: Vec<String> = bounds
+            .iter()
+            .filter_map(|b| match b {
+                syn::TypeParamBound::Trait(t) => {
+                    let last = t.path.segments.last()?.ident.to_string();
+                    if matches!(last.as_str(), "Send" | "Sync" | "Unpin" | "Sized" | "Copy" | "UnwindSafe" | "RefUnwindSafe") {
+                        return None;
+                    }
+                    self.trait_id(ctx, &t.path)
+                }
+                _ => None,
+            })
+            .collect();
+        (!ids.is_empty()).then(|| format!("<dyn>{}", ids.join("+")))
+    }
+
+    /// What a trait is called across crates: for the crate's own, `NAME@VERSION#` and its key
+    /// (`tokio@1.54.1#crate::io::async_read::AsyncRead`); for a dependency's, the id the
+    /// dependency exports for that public path, else the path it resolved to
+    /// (`std::io::Write`).
+    pub fn trait_id(&self, ctx: Ctx, path: &syn::Path) -> Option<String> {
+        let up = UsePath::from_path(path);
+        match self.resolve(ctx, &up, true)? {
+            Res::Local(segs) => Some(self.local_trait_id(&Self::local_key(&segs))),
+            Res::Dep { krate, rest } => {
+                let public = rest.join("::");
+                if let Some(id) = self.deps.get(&krate).and_then(|ex| ex.trait_ids.get(&public)) {
+                    return Some(id.clone());
+                }
+                match self.finalize(Res::Dep { krate: krate.clone(), rest })? {
+                    Target::Path(segs) => Some(segs.join("::")),
+                    _ => None,
+                }
+            }
+            r => match self.finalize(r)? {
+                Target::Path(segs) => Some(segs.join("::")),
+                _ => None,
+            },
+        }
+    }
+
+    /// The id of a local trait (or type) key: `NAME@VERSION#crate::..`.
+    pub fn local_trait_id(&self, key: &str) -> String {
+        let (name, version) = self.ex.crate_id.borrow().clone();
+        format!("{name}@{version}#{key}")
+    }
+
+    /// The ids of the crate's public types, by public path (for [`Exports::type_ids`]).
+    pub fn export_type_ids(&self) -> BTreeMap<String, String> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        let local: BTreeMap<String, String> = self.local_types.iter().map(|t| (t.clone(), self.local_trait_id(t))).collect();
+        let mut out = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &local, &mut out, &mut HashSet::new(), &|_: &Exports| &NONE);
+        out
+    }
+
+    /// The ids of the crate's public traits, by public path (for [`Exports::trait_ids`]).
+    pub fn export_trait_ids(&self) -> BTreeMap<String, String> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        let local: BTreeMap<String, String> = self.local_traits.iter().map(|t| (t.clone(), self.local_trait_id(t))).collect();
+        let mut out = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &local, &mut out, &mut HashSet::new(), &|_: &Exports| &NONE);
+        out
+    }
+
     /// The key of a trait named by `path`: `crate::..` for the crate's own, the resolved
     /// path for another crate's or std's.
     pub fn trait_key(&self, ctx: Ctx, path: &syn::Path) -> Option<String> {
@@ -452,7 +548,7 @@ impl<'a> Resolver<'a> {
 
     /// What the crate's functions and methods return, by their keys, where the signature
     /// names a type (module-level functions and `impl` blocks); and its traits' keys.
-    fn collect_returns(&self, cfg: &dyn CfgEval, traits: &mut HashSet<String>, fns: &mut HashSet<String>) -> BTreeMap<String, String> {
+    fn collect_returns(&self, cfg: &dyn CfgEval, traits: &mut HashSet<String>, types: &mut HashSet<String>, fns: &mut HashSet<String>) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         for (m, module) in self.modules.iter().enumerate() {
             let ctx = Ctx { module: m, layers: &[] };
@@ -460,6 +556,15 @@ impl<'a> Resolver<'a> {
                 match &e.item {
                     Item::Trait(t) => {
                         traits.insert(Self::local_key(&self.local_path(m, &t.ident.unraw().to_string())));
+                    }
+                    Item::Struct(x) => {
+                        types.insert(Self::local_key(&self.local_path(m, &x.ident.unraw().to_string())));
+                    }
+                    Item::Enum(x) => {
+                        types.insert(Self::local_key(&self.local_path(m, &x.ident.unraw().to_string())));
+                    }
+                    Item::Union(x) => {
+                        types.insert(Self::local_key(&self.local_path(m, &x.ident.unraw().to_string())));
                     }
                     Item::Fn(f) => {
                         let key = Self::local_key(&self.local_path(m, &f.sig.ident.unraw().to_string()));
@@ -510,6 +615,9 @@ impl<'a> Resolver<'a> {
             syn::Type::Reference(r) => self.value_type(ctx, &r.elem, self_ty, depth + 1),
             syn::Type::Paren(p) => self.value_type(ctx, &p.elem, self_ty, depth + 1),
             syn::Type::Group(g) => self.value_type(ctx, &g.elem, self_ty, depth + 1),
+            // `dyn Trait`, `impl Trait`: a type known by its traits only (see `dyn_key`).
+            syn::Type::TraitObject(t) => self.dyn_key(ctx, &t.bounds),
+            syn::Type::ImplTrait(t) => self.dyn_key(ctx, &t.bounds),
             syn::Type::Path(p) if p.qself.is_none() => {
                 let last = p.path.segments.last()?;
                 if p.path.segments.len() == 1 && last.ident == "Self" {
@@ -551,10 +659,15 @@ impl<'a> Resolver<'a> {
                 let Item::Struct(s) = &e.item else { continue };
                 let ctx = Ctx { module: m, layers: &[] };
                 let key = Self::local_key(&self.local_path(m, &s.ident.unraw().to_string()));
+                let params: HashSet<String> = s.generics.type_params().map(|p| p.ident.unraw().to_string()).collect();
                 for (i, f) in s.fields.iter().enumerate().filter(|(_, f)| super::attrs::holds(&f.attrs, cfg)) {
                     let name = f.ident.as_ref().map_or_else(|| i.to_string(), |n| n.unraw().to_string());
                     if let Some(t) = self.value_type(ctx, &f.ty, Some(&key), 0) {
                         by_struct.insert((key.clone(), name.clone()), t);
+                    } else if let Some(p) = generic_param_of(&f.ty, &params) {
+                        // A field of a generic parameter's type: its bounds where it is used
+                        // (`impl<C: Connect> Client<C>`), see the visitor.
+                        by_struct.insert((key.clone(), name.clone()), format!("<param>{p}"));
                     }
                     if f.ident.is_none() {
                         continue;
@@ -1192,7 +1305,21 @@ impl<'a> Resolver<'a> {
         self.export_map(ROOT, "", 0, &local_traits, &mut public_traits, &mut HashSet::new(), &|_: &Exports| &NO_TRAITS);
         let traits = public_traits.into_keys().collect();
         let (assoc_types, trait_assoc) = self.export_assoc();
-        Exports { aliases, macros, crate_name: self.crate_name.to_string(), summaries, returns, traits, assoc_types, trait_assoc }
+        let trait_ids = self.export_trait_ids();
+        let type_ids = self.export_type_ids();
+        Exports {
+            aliases,
+            macros,
+            crate_name: self.crate_name.to_string(),
+            summaries,
+            returns,
+            traits,
+            assoc_types,
+            trait_assoc,
+            trait_ids,
+            type_ids,
+            impls: Vec::new(),
+        }
     }
 
     /// The associated types other crates can name, by public paths (see

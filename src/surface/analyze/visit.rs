@@ -90,6 +90,38 @@ pub(crate) struct Analyzer<'a> {
     /// Builder constructor calls (by address) whose value is seen whole: a chain to a
     /// terminal method, or a local used only as a receiver.
     seen_builders: Vec<usize>,
+    /// Generic parameters in scope with the traits that bound them (innermost last), as
+    /// `<dyn>` keys (see `Resolver::dyn_key`).
+    bounds: Vec<(String, String)>,
+    /// The trait (its id) of the `impl` being visited.
+    cur_trait: Option<String>,
+    /// Places whose call goes on through a trait, for the program step (kept only when
+    /// `record_sites`).
+    pub open_sites: Vec<summary::OpenSite>,
+    pub record_sites: bool,
+    /// The crate's implementations of trait methods and provided methods: (open key, item
+    /// key, implementing type's id, display, file, line).
+    pub impl_entries: Vec<(String, String, String, String, String, u32)>,
+    /// Ids of the crate's own types constructed somewhere in its code (struct literals,
+    /// tuple-struct and unit-struct values, enum variants).
+    pub constructed: std::collections::BTreeSet<String>,
+}
+
+/// The most places with calls through traits a crate records.
+const MAX_OPEN_SITES: usize = 20_000;
+
+/// `tokio@1.54.1#crate::io::AsyncRead` → `tokio::io::AsyncRead`; another id as it is.
+pub(crate) fn display_id(id: &str) -> String {
+    match id.split_once('#') {
+        Some((head, key)) => {
+            let name = head.split('@').next().unwrap_or(head);
+            match key.strip_prefix("crate") {
+                Some(rest) => format!("{name}{rest}"),
+                None => key.to_string(),
+            }
+        }
+        None => id.to_string(),
+    }
 }
 
 /// Where a macro invocation stands, which decides what its expansion must parse as.
@@ -146,6 +178,12 @@ impl<'a> Analyzer<'a> {
             extra_files: Vec::new(),
             escaping: Vec::new(),
             seen_builders: Vec::new(),
+            bounds: Vec::new(),
+            cur_trait: None,
+            open_sites: Vec::new(),
+            record_sites: false,
+            impl_entries: Vec::new(),
+            constructed: std::collections::BTreeSet::new(),
         }
     }
 
@@ -202,7 +240,60 @@ impl<'a> Analyzer<'a> {
         for (cap, chain) in caps {
             self.add_via(cap, span, &display, &chain);
         }
+        // What it calls through traits goes on here: the program resolves it.
+        let opens: Vec<(String, Vec<Hop>)> = summary.open.iter().map(|(k, c)| (k.clone(), c.clone())).collect();
+        for (k, chain) in opens {
+            self.open_at(k, span, &display, &chain);
+        }
         true
+    }
+
+    /// A call whose callee goes on through a trait (`key`, an open key), shown by `path` and
+    /// `chain` (the hops down to the call through the trait; empty: it is here).
+    fn open_at(&mut self, key: String, span: Span, path: &str, chain: &[Hop]) {
+        if let Some(i) = self.cur {
+            let hop = self.hop(path, span);
+            self.graph.open(i, key.clone(), summary::chain(hop, chain));
+        }
+        if self.record_sites && self.open_sites.len() < MAX_OPEN_SITES {
+            let lc = span.start();
+            self.open_sites.push(summary::OpenSite {
+                file: self.file.to_string(),
+                line: (lc.line as u32).max(1),
+                column: lc.column as u32 + 1,
+                path: path.to_string(),
+                scope: self.sink.scope,
+                key,
+                chain: chain.to_vec(),
+            });
+        }
+    }
+
+    /// A method call through a trait: `method` of trait `id` on a value known by its traits.
+    fn open_call(&mut self, id: &str, method: &str, span: Span) {
+        let path = format!("dyn {}::{method}", display_id(id));
+        self.open_at(summary::open_key(id, method), span, &path, &[]);
+    }
+
+    /// A value made of a dependency's type (`dep::Loud`, `dep::Kind::A`, `dep::Pair(..)`).
+    fn constructs_dep(&mut self, krate: &str, rest: &[String]) {
+        let Some(ex) = self.r.deps().get(krate) else { return };
+        if ex.type_ids.is_empty() || !rest.last().is_some_and(|l| l.starts_with(|c: char| c.is_ascii_uppercase())) {
+            return;
+        }
+        for n in [rest.len(), rest.len().saturating_sub(1)] {
+            if let Some(id) = ex.type_ids.get(&rest[..n].join("::")) {
+                self.constructed.insert(id.clone());
+            }
+        }
+    }
+
+    /// A type the crate constructs (its id).
+    fn constructs(&mut self, key: &str) {
+        if key.starts_with("crate::") {
+            let id = self.r.local_trait_id(key);
+            self.constructed.insert(id);
+        }
     }
 
     /// The key of item `name` being defined in the current module (a function, a static).
@@ -360,9 +451,20 @@ impl<'a> Analyzer<'a> {
             return;
         }
         match self.r.resolve(self.ctx(), up, false) {
-            Some(Res::Local(p)) => self.use_local(Resolver::local_key(&p), span),
+            Some(Res::Local(p)) => {
+                // A tuple-struct or unit-struct value, or an enum variant: the type is made.
+                if p.last().is_some_and(|l| l.starts_with(|c: char| c.is_ascii_uppercase())) {
+                    let key = Resolver::local_key(&p);
+                    self.constructs(&key);
+                    if let Some((parent, _)) = key.rsplit_once("::") {
+                        self.constructs(parent);
+                    }
+                }
+                self.use_local(Resolver::local_key(&p), span)
+            }
             Some(r) => {
                 if let Res::Dep { krate, rest } = &r {
+                    self.constructs_dep(krate, rest);
                     self.use_dep(krate, rest, span);
                 }
                 if let Some(t) = self.r.finalize(r) {
@@ -398,6 +500,31 @@ impl<'a> Analyzer<'a> {
     /// provided method, a std extension trait such as `FileExt`, a type alias or wrapper the
     /// type key stands for): every trait in scope is tried too.
     fn report_method_of(&mut self, ty: &str, method: &str, span: Span, via_traits: bool) {
+        // A generic parameter's field type: its bounds here.
+        if let Some(p) = ty.strip_prefix("<param>") {
+            match self.bound_of(p) {
+                Some(k) => return self.report_method_of(&k, method, span, via_traits),
+                None => {
+                    if via_traits {
+                        self.report_trait_method(method, span);
+                    }
+                    return;
+                }
+            }
+        }
+        // A value known by its traits: a call through each of them.
+        if let Some(ids) = ty.strip_prefix("<dyn>") {
+            for id in ids.split('+').map(str::to_string).collect::<Vec<_>>() {
+                self.open_call(&id, method, span);
+            }
+            return;
+        }
+        // `self` in a trait's provided method: the trait's own method (a provided one is
+        // an item of the crate; any of them may be implemented elsewhere).
+        if self.r.local_traits.contains(ty) {
+            let id = self.r.local_trait_id(ty);
+            self.open_call(&id, method, span);
+        }
         let mut known = false;
         if ty.starts_with("crate::") {
             let key = format!("{ty}::{method}");
@@ -608,18 +735,64 @@ impl<'a> Analyzer<'a> {
     /// conversion trait (`P: AsRef<Path>`, `impl Into<PathBuf>`, `Borrow<T>`,
     /// `Deref<Target = T>`), the type it converts to (`path.as_ref().metadata()`).
     fn param_type(&self, ty: &Type, conv: &[(String, String)]) -> Option<String> {
-        if let Some(t) = self.r.value_type(self.ctx(), ty, self.self_ty.as_deref(), 0) {
-            return Some(t);
-        }
         match ty {
-            Type::Reference(r) => self.param_type(&r.elem, conv),
+            Type::Reference(r) => return self.param_type(&r.elem, conv),
+            Type::Paren(p) => return self.param_type(&p.elem, conv),
             Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
                 let name = p.path.segments[0].ident.unraw().to_string();
-                conv.iter().find(|(n, _)| *n == name).map(|(_, t)| t.clone())
+                if let Some((_, t)) = conv.iter().find(|(n, _)| *n == name) {
+                    return Some(t.clone());
+                }
+                if let Some(t) = self.bound_of(&name) {
+                    return Some(t);
+                }
             }
-            Type::ImplTrait(it) => it.bounds.iter().find_map(|b| self.conversion_target(b)),
-            _ => None,
+            Type::ImplTrait(it) => {
+                if let Some(t) = it.bounds.iter().find_map(|b| self.conversion_target(b)) {
+                    return Some(t);
+                }
+            }
+            _ => {}
         }
+        self.r.value_type(self.ctx(), ty, self.self_ty.as_deref(), 0)
+    }
+
+    /// The `<dyn>` key of generic parameter `name` in scope, if its bounds name traits.
+    fn bound_of(&self, name: &str) -> Option<String> {
+        self.bounds.iter().rev().find(|(n, _)| n == name).map(|(_, t)| t.clone())
+    }
+
+    /// The trait bounds of generics (parameters and `where` clauses), pushed on the scope
+    /// stack; returns how many were pushed.
+    fn push_bounds(&mut self, g: &syn::Generics) -> usize {
+        let mut found: Vec<(String, String)> = Vec::new();
+        for p in g.type_params() {
+            if let Some(k) = self.r.dyn_key(self.ctx(), &p.bounds) {
+                found.push((p.ident.unraw().to_string(), k));
+            }
+        }
+        if let Some(w) = &g.where_clause {
+            for pred in &w.predicates {
+                if let syn::WherePredicate::Type(pt) = pred
+                    && let Type::Path(tp) = &pt.bounded_ty
+                    && tp.qself.is_none()
+                    && tp.path.segments.len() == 1
+                    && let Some(k) = self.r.dyn_key(self.ctx(), &pt.bounds)
+                {
+                    let name = tp.path.segments[0].ident.unraw().to_string();
+                    match found.iter_mut().find(|(n, _)| *n == name) {
+                        Some((_, prev)) => {
+                            prev.push('+');
+                            prev.push_str(k.trim_start_matches("<dyn>"));
+                        }
+                        None => found.push((name, k)),
+                    }
+                }
+            }
+        }
+        let n = found.len();
+        self.bounds.extend(found);
+        n
     }
 
     /// The type a conversion-trait bound converts to (`AsRef<Path>` → `std::path::Path`).
@@ -662,6 +835,7 @@ impl<'a> Analyzer<'a> {
 
     fn fn_body(&mut self, sig: &syn::Signature, block: &syn::Block) {
         let saved = std::mem::take(&mut self.locals);
+        let pushed = self.push_bounds(&sig.generics);
         let conv = self.conversions(&sig.generics);
         for input in &sig.inputs {
             match input {
@@ -677,6 +851,7 @@ impl<'a> Analyzer<'a> {
         self.visit_block(block);
         self.seen_builders.truncate(marks);
         self.escaping.pop();
+        self.bounds.truncate(self.bounds.len() - pushed);
         self.locals = saved;
     }
 
@@ -1874,11 +2049,36 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             self.add(Capability::Unsafe, u.span, "unsafe impl");
         }
         let ty = self.r.type_key(self.ctx(), &i.self_ty);
-        let saved = std::mem::replace(&mut self.self_ty, ty);
+        let pushed = self.push_bounds(&i.generics);
+        let trait_id = i.trait_.as_ref().and_then(|(_, p, _)| self.r.trait_id(self.ctx(), p));
+        let saved_trait = std::mem::replace(&mut self.cur_trait, trait_id.clone());
+        let saved = std::mem::replace(&mut self.self_ty, ty.clone());
         for it in &i.items {
             self.visit_impl_item(it);
+            // A trait method's implementation: a call through the trait may run it.
+            if let (Some(tid), syn::ImplItem::Fn(f)) = (&trait_id, it)
+                && attrs::holds(&f.attrs, self.cfg)
+            {
+                let name = f.sig.ident.unraw().to_string();
+                let key = match &ty {
+                    Some(t) => format!("{t}::{name}"),
+                    None => self.item_key(&format!("{{impl}}::{name}")),
+                };
+                let self_id = match &ty {
+                    Some(t) if t.starts_with("crate::") => self.r.local_trait_id(t),
+                    Some(t) => t.clone(),
+                    None => "*".to_string(),
+                };
+                let display = self.r.local_display(&key);
+                let line = (f.sig.fn_token.span.start().line as u32).max(1);
+                let open = summary::open_key(tid, &name);
+                self.graph.implements(open.clone(), key.clone(), display.clone());
+                self.impl_entries.push((open, key, self_id, display, self.file.to_string(), line));
+            }
         }
         self.self_ty = saved;
+        self.cur_trait = saved_trait;
+        self.bounds.truncate(self.bounds.len() - pushed);
     }
 
     fn visit_item_trait(&mut self, t: &'ast syn::ItemTrait) {
@@ -1886,10 +2086,29 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             self.add(Capability::Unsafe, u.span, format!("unsafe trait {}", t.ident));
         }
         let key = self.item_key(&t.ident.unraw().to_string());
-        let saved = self.self_ty.replace(key);
+        let id = self.r.local_trait_id(&key);
+        let saved = self.self_ty.replace(key.clone());
+        let pushed = self.push_bounds(&t.generics);
+        // `Self` in the trait's own methods is any implementation of it.
+        self.bounds.push(("Self".to_string(), format!("<dyn>{id}")));
         for it in &t.items {
             self.visit_trait_item(it);
+            // A provided method: what a call through the trait runs where it is not
+            // overridden.
+            if let syn::TraitItem::Fn(f) = it
+                && f.default.is_some()
+                && attrs::holds(&f.attrs, self.cfg)
+            {
+                let name = f.sig.ident.unraw().to_string();
+                let item = format!("{key}::{name}");
+                let display = self.r.local_display(&item);
+                let line = (f.sig.fn_token.span.start().line as u32).max(1);
+                let open = summary::open_key(&id, &name);
+                self.graph.implements(open.clone(), item.clone(), display.clone());
+                self.impl_entries.push((open, item, "<default>".to_string(), display, self.file.to_string(), line));
+            }
         }
+        self.bounds.truncate(self.bounds.len() - pushed - 1);
         self.self_ty = saved;
     }
 
@@ -2044,7 +2263,27 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
 
     fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
         if s.qself.is_none() {
-            self.report_path(&UsePath::from_path(&s.path), first_span(&s.path));
+            let up = UsePath::from_path(&s.path);
+            // A value of the type is made here (for the program's type analysis).
+            if up.segs.len() == 1 && up.segs[0] == "Self" {
+                if let Some(t) = self.self_ty.clone() {
+                    self.constructs(&t);
+                }
+            } else {
+                match self.r.resolve(self.ctx(), &up, true) {
+                    Some(Res::Local(p)) => {
+                        let key = Resolver::local_key(&p);
+                        self.constructs(&key);
+                        // An enum variant: the enum.
+                        if let Some((parent, _)) = key.rsplit_once("::") {
+                            self.constructs(parent);
+                        }
+                    }
+                    Some(Res::Dep { krate, rest }) => self.constructs_dep(&krate, &rest),
+                    _ => {}
+                }
+            }
+            self.report_path(&up, first_span(&s.path));
         }
         for f in &s.fields {
             if attrs::holds(&f.attrs, self.cfg) {
