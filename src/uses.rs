@@ -62,7 +62,7 @@ impl Use {
     /// (crate, capability, scope, API, primitive): what a use is, wherever it is.
     fn key(&self) -> (&str, Capability, Scope, &str, &str) {
         let f = &self.finding;
-        let primitive = f.chain.last().map_or(f.path.as_str(), |h| h.path.as_str());
+        let primitive = f.chain.last().map_or(f.path.as_str(), |h| &*h.path);
         (&self.krate, f.capability, f.scope, &f.path, primitive)
     }
 

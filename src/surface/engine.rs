@@ -890,7 +890,7 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                 for f in a.findings.iter().filter(|f| f.scope == Scope::Runtime) {
                     for h in &f.chain {
                         // Hops name the crate as the code does (its lib's crate name).
-                        reached.entry((h.krate.clone(), h.version.clone())).or_default().insert(f.capability);
+                        reached.entry((h.krate.to_string(), h.version.to_string())).or_default().insert(f.capability);
                     }
                 }
             }
@@ -948,7 +948,7 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
             for f in &found {
                 if unit.package == prog.package && f.scope == Scope::Runtime {
                     for h in &f.chain {
-                        reached.entry((h.krate.clone(), h.version.clone())).or_default().insert(f.capability);
+                        reached.entry((h.krate.to_string(), h.version.to_string())).or_default().insert(f.capability);
                     }
                 }
                 if f.counts_for_program() {

@@ -164,11 +164,11 @@ impl Expansion {
 /// One step of a [`Finding::chain`]: in `krate` `version`, at `file:line`, `path` is used.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Hop {
-    pub path: String,
+    pub path: std::sync::Arc<str>,
     #[serde(rename = "crate")]
-    pub krate: String,
-    pub version: String,
-    pub file: String,
+    pub krate: std::sync::Arc<str>,
+    pub version: std::sync::Arc<str>,
+    pub file: std::sync::Arc<str>,
     pub line: u32,
 }
 

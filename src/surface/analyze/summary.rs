@@ -251,7 +251,7 @@ impl CallGraph {
                     {
                         continue;
                     }
-                    let hop = Hop { path: format!("{} -> {display}", first.path), ..first.clone() };
+                    let hop = Hop { path: format!("{} -> {display}", first.path).into(), ..first.clone() };
                     if self.keys[i] != item {
                         self.calls[i].push((item, hop));
                     }

@@ -95,6 +95,8 @@ pub(crate) struct Analyzer<'a> {
     bounds: Vec<(String, String)>,
     /// The trait (its id) of the `impl` being visited.
     cur_trait: Option<String>,
+    /// The crate's name, version and the current file, as hops share them.
+    hop_strs: std::cell::RefCell<(std::sync::Arc<str>, std::sync::Arc<str>, std::sync::Arc<str>)>,
     /// The type `self` has when the `impl`'s type is a generic parameter (a blanket
     /// implementation, `impl<S: Service> Connect for S`): its bounds.
     self_recv: Option<String>,
@@ -244,6 +246,7 @@ impl<'a> Analyzer<'a> {
             bounds: Vec::new(),
             cur_trait: None,
             self_recv: None,
+            hop_strs: std::cell::RefCell::new((r.crate_name.into(), "".into(), "".into())),
             open_sites: Vec::new(),
             record_sites: false,
             impl_entries: Vec::new(),
@@ -277,13 +280,16 @@ impl<'a> Analyzer<'a> {
 
     /// This crate, here: a hop of a chain.
     fn hop(&self, path: &str, span: Span) -> Hop {
-        Hop {
-            path: path.to_string(),
-            krate: self.r.crate_name.to_string(),
-            version: self.version.to_string(),
-            file: self.file.to_string(),
-            line: (span.start().line as u32).max(1),
+        // The crate, version and file of a crate's hops are one string each, shared.
+        let mut shared = self.hop_strs.borrow_mut();
+        let (krate, version, file) = &mut *shared;
+        if **file != *self.file {
+            *file = (&*self.file).into();
         }
+        if **version != *self.version {
+            *version = (&*self.version).into();
+        }
+        Hop { path: path.into(), krate: krate.clone(), version: version.clone(), file: file.clone(), line: (span.start().line as u32).max(1) }
     }
 
     /// The crate's item `key` (a summary key) is used here.

@@ -151,10 +151,10 @@ impl<'a> Dispatch<'a> {
                     break;
                 }
                 let hop = Hop {
-                    path: c.imp.display.clone(),
-                    krate: c.krate.to_string(),
-                    version: c.version.to_string(),
-                    file: c.imp.file.clone(),
+                    path: c.imp.display.as_str().into(),
+                    krate: c.krate.into(),
+                    version: c.version.into(),
+                    file: c.imp.file.as_str().into(),
                     line: c.imp.line,
                 };
                 let mut here = prefix.clone();

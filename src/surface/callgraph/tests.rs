@@ -81,7 +81,7 @@ fn blanket_and_provided_methods_are_always_candidates_and_open_calls_chain_on() 
     let (found, _) = d.findings(&[site(&format!("{SINK}::put"))]);
     assert_eq!(found.iter().map(|f| f.capability).collect::<Vec<_>>(), [Capability::NetConnect]);
     assert_eq!(found[0].chain.last().unwrap().path, "std::net::TcpStream::connect");
-    assert!(found[0].chain.iter().any(|h| h.path == "files::{impl}::flush"), "{:#?}", found[0].chain);
+    assert!(found[0].chain.iter().any(|h| &*h.path == "files::{impl}::flush"), "{:#?}", found[0].chain);
 }
 
 #[test]
