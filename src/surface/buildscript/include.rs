@@ -89,7 +89,7 @@ fn eval(e: &Expr, build: &Evaluation, depth: usize) -> Result<String, String> {
                             },
                             None => match &build.other_env {
                                 Some(why) => Err(format!("env!({v:?}) is not known: {why}")),
-                                None => Err(format!("env!({v:?}) is not set by the build script")),
+                                None => Err(format!("env!({v:?}) is not set by the build script: it comes from the environment the build runs in")),
                             },
                         },
                     }

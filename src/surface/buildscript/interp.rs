@@ -326,7 +326,10 @@ impl Script {
                 continue;
             }
             let md = &self.modules[module];
-            if let Some(item) = md.items.get(name.as_str()) {
+            // A function, constant or static is in the value namespace: a path through it
+            // names a module of the same name (`fn env` beside `use std::env`).
+            let value_only = |it: &ItemDef| matches!(it, ItemDef::Fn(_) | ItemDef::Const(..) | ItemDef::Static(..));
+            if let Some(item) = md.items.get(name.as_str()).filter(|it| !(value_only(it) && i + 1 < rest.len())) {
                 match item {
                     ItemDef::Mod(id) => {
                         module = *id;

@@ -130,3 +130,11 @@ fn every_path_is_bounded() {
     assert!(!e.complete);
     assert!(e.stopped[0].contains("more than 512 combinations"), "{:?}", e.stopped);
 }
+
+#[test]
+fn functions_and_modules_share_a_name() {
+    // `fn env` is a value; `env::var` goes through the module `use std::env` names.
+    let e = eval("use std::env;\nfn env(n: &str) -> Option<String> { env::var(n).ok() }\nfn main() { if env(\"TARGET\").is_some() { println!(\"cargo:rustc-cfg=has_target\"); } }");
+    assert!(e.cfg.exact, "{e:?}");
+    assert_eq!(e.cfg.set.iter().map(|c| c.value.as_str()).collect::<Vec<_>>(), ["has_target"]);
+}
