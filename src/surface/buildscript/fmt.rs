@@ -14,6 +14,25 @@ use syn::{Expr, Token};
 use super::interp::{Flow, Interp, R, Scope, parse_args};
 use super::value::*;
 
+/// A macro's parsed arguments, kept in the script's cache (so the syntax in them stays put).
+pub struct MacroArgs(Rc<Result<Vec<Expr>, String>>);
+
+impl std::ops::Deref for MacroArgs {
+    type Target = [Expr];
+    fn deref(&self) -> &[Expr] {
+        match &*self.0 {
+            Ok(v) => v,
+            Err(_) => &[],
+        }
+    }
+}
+
+/// A formatting macro's arguments, and the pieces of its format string when it is a literal.
+struct FmtParsed {
+    args: Vec<FmtArg>,
+    pieces: std::cell::OnceCell<Result<Vec<Piece>, String>>,
+}
+
 /// One argument of a formatting macro: `expr` or `name = expr`.
 struct FmtArg {
     name: Option<String>,
@@ -242,17 +261,18 @@ impl<'a> Interp<'a> {
                 Ok(V::from_segs(s))
             }
             "write" | "writeln" => {
-                let (dst, rest) = split_first_arg(&mac.tokens).ok_or_else(|| Flow::Stop(format!("{at}: `{name}!` without a destination")))?;
-                let mut s = if rest.is_empty() { Vec::new() } else { self.format(&rest, scope, span)? };
+                let parsed = self.fmt_parsed(&mac.tokens, span)?;
+                let Some(dst) = parsed.args.first() else { return self.stop(span, format!("`{name}!` without a destination")) };
+                let _ = dst;
+                let mut s = if parsed.args.len() > 1 { self.format_parsed(&parsed, 1, scope, span)? } else { Vec::new() };
                 if name == "writeln" {
                     s.push(Seg::Lit("\n".into()));
                 }
-                let dst_expr: Expr = syn::parse2(dst).map_err(|e| Flow::Stop(format!("{at}: {e}")))?;
-                self.write_to(&dst_expr, normalize(s), scope, at)
+                self.write_to(&parsed.args[0].expr, normalize(s), scope, at)
             }
             "panic" | "unreachable" | "todo" | "unimplemented" => Err(Flow::Fail(format!("{at}: {name}!"))),
             "assert" | "debug_assert" => {
-                let args = parse_args(&mac.tokens).map_err(|e| Flow::Stop(format!("{at}: {e}")))?;
+                let args = self.macro_args(&mac.tokens, span)?;
                 let Some(c) = args.first() else { return Ok(V::Unit) };
                 let v = self.eval_expr(c, scope)?;
                 match deref(&v) {
@@ -262,7 +282,7 @@ impl<'a> Interp<'a> {
                 }
             }
             "assert_eq" | "assert_ne" | "debug_assert_eq" | "debug_assert_ne" => {
-                let args = parse_args(&mac.tokens).map_err(|e| Flow::Stop(format!("{at}: {e}")))?;
+                let args = self.macro_args(&mac.tokens, span)?;
                 if args.len() < 2 {
                     return self.stop(span, format!("`{name}!` with fewer than two arguments"));
                 }
@@ -276,21 +296,40 @@ impl<'a> Interp<'a> {
                 }
             }
             "vec" => {
-                let t = &mac.tokens;
-                if let Ok(r) = syn::parse2::<syn::ExprRepeat>(quote::quote!([#t])) {
-                    return self.eval_expr(&Expr::Repeat(r), scope);
+                let key = (&mac.tokens as *const TokenStream as usize, 0usize);
+                let cached = self.script.cache.borrow().expansions.get(&key).cloned();
+                let parsed = match cached {
+                    Some(p) => p,
+                    None => {
+                        let t = &mac.tokens;
+                        let p = match syn::parse2::<syn::ExprRepeat>(quote::quote!([#t])) {
+                            Ok(r) => Ok(super::interp::Expansion::Expr(Expr::Repeat(r))),
+                            Err(_) => match syn::parse2::<syn::ExprArray>(quote::quote!([#t])) {
+                                Ok(a) => Ok(super::interp::Expansion::Expr(Expr::Array(a))),
+                                Err(e) => Err(e.to_string()),
+                            },
+                        };
+                        let p = Rc::new(p);
+                        self.script.cache.borrow_mut().expansions.insert(key, p.clone());
+                        p
+                    }
+                };
+                match &*parsed {
+                    Ok(super::interp::Expansion::Expr(e)) => return self.eval_expr(e, scope),
+                    Ok(_) => {}
+                    Err(e) => return self.stop(span, format!("`vec!`: {e}")),
                 }
-                let args = parse_args(&mac.tokens).map_err(|e| Flow::Stop(format!("{at}: {e}")))?;
+                let args = self.macro_args(&mac.tokens, span)?;
                 let mut items = Vec::new();
-                for a in &args {
+                for a in args.iter() {
                     items.push(self.eval_expr(a, scope)?);
                 }
                 Ok(V::vec(items))
             }
             "concat" => {
-                let args = parse_args(&mac.tokens).map_err(|e| Flow::Stop(format!("{at}: {e}")))?;
+                let args = self.macro_args(&mac.tokens, span)?;
                 let mut segs = Vec::new();
-                for a in &args {
+                for a in args.iter() {
                     let v = self.eval_expr(a, scope)?;
                     segs.extend(self.display(&v, span)?);
                 }
@@ -302,7 +341,7 @@ impl<'a> Interp<'a> {
                 None => V::unknown(&format!("cfg!({})", super::interp::clip(&mac.tokens.to_string())), Kind::Bool),
             }),
             "env" | "option_env" => {
-                let args = parse_args(&mac.tokens).map_err(|e| Flow::Stop(format!("{at}: {e}")))?;
+                let args = self.macro_args(&mac.tokens, span)?;
                 let Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) = args.first() else {
                     return self.stop(span, format!("`{name}!` of a computed name"));
                 };
@@ -315,7 +354,7 @@ impl<'a> Interp<'a> {
                 }
             }
             "include_str" | "include_bytes" => {
-                let args = parse_args(&mac.tokens).map_err(|e| Flow::Stop(format!("{at}: {e}")))?;
+                let args = self.macro_args(&mac.tokens, span)?;
                 let Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) = args.first() else {
                     return self.stop(span, format!("`{name}!` of a computed path"));
                 };
@@ -356,7 +395,18 @@ impl<'a> Interp<'a> {
                         Ok(M { e, p, g })
                     }
                 }
-                let m: M = syn::parse2(mac.tokens.clone()).map_err(|e| Flow::Stop(format!("{at}: {e}")))?;
+                let key = &mac.tokens as *const TokenStream as usize;
+                let cached = self.script.cache.borrow().fmt.get(&key).cloned();
+                let any = match cached {
+                    Some(a) => a,
+                    None => {
+                        let m: Result<M, String> = syn::parse2(mac.tokens.clone()).map_err(|e| e.to_string());
+                        let a: Rc<dyn std::any::Any> = Rc::new(m);
+                        self.script.cache.borrow_mut().fmt.insert(key, a.clone());
+                        a
+                    }
+                };
+                let Some(Ok(m)) = any.downcast_ref::<Result<M, String>>() else { return self.stop(span, "`matches!` of an unknown shape") };
                 let v = self.eval_expr(&m.e, scope)?;
                 let s = Scope::child(scope);
                 if !self.bind_pat(&m.p, v, &s, false)? {
@@ -376,7 +426,7 @@ impl<'a> Interp<'a> {
             "file" => Ok(V::str(&self.script.files[self.file])),
             "module_path" => Ok(V::str("build_script_build")),
             "dbg" => {
-                let args = parse_args(&mac.tokens).map_err(|e| Flow::Stop(format!("{at}: {e}")))?;
+                let args = self.macro_args(&mac.tokens, span)?;
                 match args.first() {
                     Some(a) => self.eval_expr(a, scope),
                     None => Ok(V::Unit),
@@ -479,15 +529,42 @@ impl<'a> Interp<'a> {
 
     fn expand_user(&mut self, rules: &crate::surface::analyze::mbe::MacroRules, mac: &syn::Macro, scope: &Rc<Scope>) -> R<V> {
         let span = mac.path.span();
-        let dollar_crate = [proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("crate", span))];
-        let out = rules.expand(&mac.tokens, span, &dollar_crate, &mut self.budget.macros).map_err(|e| Flow::Stop(format!("{}: macro `{}!` not expanded: {e}", self.at(span), super::interp::path_text(&mac.path))))?;
-        if let Ok(e) = syn::parse2::<Expr>(out.clone()) {
-            return self.eval_expr(&e, scope);
+        if self.macro_depth >= 128 {
+            return self.stop(span, "macros expanded inside each other too deeply");
         }
-        let block: syn::Block = syn::parse2(quote::quote!({ #out })).map_err(|e| Flow::Stop(format!("{}: the expansion of `{}!` does not parse: {e}", self.at(span), super::interp::path_text(&mac.path))))?;
-        // Statements of the expansion run in the caller's scope (a `let` a macro makes is
-        // hygienic, but the items it names are the caller's).
-        self.eval_block(&block, scope)
+        self.macro_depth += 1;
+        let r = self.expand_user_inner(rules, mac, scope);
+        self.macro_depth -= 1;
+        r
+    }
+
+    fn expand_user_inner(&mut self, rules: &crate::surface::analyze::mbe::MacroRules, mac: &syn::Macro, scope: &Rc<Scope>) -> R<V> {
+        let span = mac.path.span();
+        let dollar_crate = [proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("crate", span))];
+        // An invocation expands the same way every time: its parsed expansion is kept (and
+        // the syntax in it with it).
+        let key = (mac as *const syn::Macro as usize, rules as *const crate::surface::analyze::mbe::MacroRules as usize);
+        let cached = self.script.cache.borrow().expansions.get(&key).cloned();
+        let parsed = match cached {
+            Some(p) => p,
+            None => {
+                let out = rules.expand(&mac.tokens, span, &dollar_crate, &mut self.budget.macros).map_err(|e| Flow::Stop(format!("{}: macro `{}!` not expanded: {e}", self.at(span), super::interp::path_text(&mac.path))))?;
+                let p = match syn::parse2::<Expr>(out.clone()) {
+                    Ok(e) => Ok(super::interp::Expansion::Expr(e)),
+                    Err(_) => syn::parse2::<syn::Block>(quote::quote!({ #out })).map(super::interp::Expansion::Block).map_err(|e| e.to_string()),
+                };
+                let p = Rc::new(p);
+                self.script.cache.borrow_mut().expansions.insert(key, p.clone());
+                p
+            }
+        };
+        match &*parsed {
+            Ok(super::interp::Expansion::Expr(e)) => self.eval_expr(e, scope),
+            // Statements of the expansion run in the caller's scope (a `let` a macro makes is
+            // hygienic, but the items it names are the caller's).
+            Ok(super::interp::Expansion::Block(b)) => self.eval_block(b, scope),
+            Err(e) => self.stop(span, format!("the expansion of `{}!` does not parse: {e}", super::interp::path_text(&mac.path))),
+        }
     }
 
     /// Append to stdout.
@@ -556,22 +633,73 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// A macro's arguments as comma-separated expressions, parsed once.
+    pub fn macro_args(&mut self, tokens: &TokenStream, span: Span) -> R<MacroArgs> {
+        let key = tokens as *const TokenStream as usize;
+        let cached = self.script.cache.borrow().args.get(&key).cloned();
+        let r = match cached {
+            Some(r) => r,
+            None => {
+                let r = Rc::new(parse_args(tokens).map_err(|e| e.to_string()));
+                self.script.cache.borrow_mut().args.insert(key, r.clone());
+                r
+            }
+        };
+        match &*r {
+            Ok(_) => Ok(MacroArgs(r)),
+            Err(e) => self.stop(span, e.clone()),
+        }
+    }
+
+    /// A formatting macro's arguments and format string, parsed once.
+    fn fmt_parsed(&mut self, tokens: &TokenStream, span: Span) -> R<Rc<FmtParsed>> {
+        let key = tokens as *const TokenStream as usize;
+        let cached = self.script.cache.borrow().fmt.get(&key).cloned();
+        let any = match cached {
+            Some(a) => a,
+            None => {
+                let parsed: Result<FmtParsed, String> = parse_fmt_args(tokens).map_err(|e| e.to_string()).map(|args| FmtParsed { args, pieces: std::cell::OnceCell::new() });
+                let a: Rc<dyn std::any::Any> = Rc::new(parsed.map(Rc::new));
+                self.script.cache.borrow_mut().fmt.insert(key, a.clone());
+                a
+            }
+        };
+        match any.downcast_ref::<Result<Rc<FmtParsed>, String>>() {
+            Some(Ok(p)) => Ok(p.clone()),
+            Some(Err(e)) => self.stop(span, e.clone()),
+            None => self.stop(span, "a macro of an unknown shape"),
+        }
+    }
+
     /// The text of `format!`-like arguments.
     pub fn format(&mut self, tokens: &TokenStream, scope: &Rc<Scope>, span: Span) -> R<Sym> {
-        let args = parse_fmt_args(tokens).map_err(|e| Flow::Stop(format!("{}: {e}", self.at(span))))?;
-        let Some(first) = args.first() else { return Ok(Vec::new()) };
-        let fmt = match &first.expr {
-            Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => s.value(),
+        let parsed = self.fmt_parsed(tokens, span)?;
+        self.format_parsed(&parsed, 0, scope, span)
+    }
+
+    /// Format with `parsed.args[first..]`: the format string and its arguments.
+    fn format_parsed(&mut self, parsed: &FmtParsed, first: usize, scope: &Rc<Scope>, span: Span) -> R<Sym> {
+        let args = &parsed.args[first..];
+        let Some(head) = args.first() else { return Ok(Vec::new()) };
+        let literal_pieces = |s: &syn::LitStr| parse_format(&s.value());
+        let owned;
+        let pieces: &Vec<Piece> = match &head.expr {
+            Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => match parsed.pieces.get_or_init(|| literal_pieces(s)) {
+                Ok(p) => p,
+                Err(e) => return self.stop(span, e.clone()),
+            },
             Expr::Macro(m) => {
                 let v = self.eval_macro(&m.mac, scope, false)?;
                 match v {
-                    V::Str(s) => s.to_string(),
+                    V::Str(s) => {
+                        owned = parse_format(&s).map_err(|e| Flow::Stop(format!("{}: {e}", self.at(span))))?;
+                        &owned
+                    }
                     _ => return self.stop(span, "a format string that is not a literal"),
                 }
             }
             _ => return self.stop(span, "a format string that is not a literal"),
         };
-        let pieces = parse_format(&fmt).map_err(|e| Flow::Stop(format!("{}: {e}", self.at(span))))?;
         let mut positional = Vec::new();
         let mut named: Vec<(String, V)> = Vec::new();
         for a in &args[1..] {
@@ -585,9 +713,9 @@ impl<'a> Interp<'a> {
         let mut out: Sym = Vec::new();
         for p in pieces {
             match p {
-                Piece::Lit(l) => out.push(Seg::Lit(l)),
+                Piece::Lit(l) => out.push(Seg::Lit(l.clone())),
                 Piece::Arg(r, spec) => {
-                    let v = self.fmt_arg(&r, &mut next, &positional, &named, scope, span)?;
+                    let v = self.fmt_arg(r, &mut next, &positional, &named, scope, span)?;
                     let width = match &spec.width {
                         Some(Count::Lit(n)) => Some(*n),
                         Some(Count::Arg(a)) => {
@@ -610,7 +738,7 @@ impl<'a> Interp<'a> {
                         }
                         None => None,
                     };
-                    let s = self.render(&v, &spec, width, precision, span)?;
+                    let s = self.render(&v, spec, width, precision, span)?;
                     out.extend(s);
                 }
             }
@@ -684,7 +812,7 @@ impl<'a> Interp<'a> {
                     };
                     let sign = if neg { "-" } else if spec.plus { "+" } else { "" };
                     if spec.zero {
-                        let w = width.unwrap_or(0);
+                        let w = width.unwrap_or(0).min(self.budget.max_string);
                         let body_len = sign.len() + prefix.len() + digits.len();
                         let zeros = "0".repeat(w.saturating_sub(body_len));
                         return Ok(vec![Seg::Lit(format!("{sign}{prefix}{zeros}{digits}"))]);
@@ -700,7 +828,7 @@ impl<'a> Interp<'a> {
                 let sign = if i < 0 { "-" } else if spec.plus { "+" } else { "" };
                 let digits = i.unsigned_abs().to_string();
                 if spec.zero {
-                    let w = width.unwrap_or(0);
+                    let w = width.unwrap_or(0).min(self.budget.max_string);
                     let zeros = "0".repeat(w.saturating_sub(sign.len() + digits.len()));
                     return Ok(vec![Seg::Lit(format!("{sign}{zeros}{digits}"))]);
                 }
@@ -708,6 +836,9 @@ impl<'a> Interp<'a> {
             }
         }
         let Some(w) = width else { return Ok(body) };
+        if w > self.budget.max_string {
+            return self.stop(span, format!("a format width of more than {} bytes", self.budget.max_string));
+        }
         let Some(lit) = literal(&body) else {
             // Padding of text with unknown parts: its length is not known.
             return Ok(vec![Seg::Hole(Class::Any)]);
@@ -1023,6 +1154,7 @@ pub fn literal(s: &[Seg]) -> Option<String> {
 }
 
 /// Split `dst, rest..` at the first top-level comma.
+#[allow(dead_code)]
 fn split_first_arg(tokens: &TokenStream) -> Option<(TokenStream, TokenStream)> {
     let tts: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();
     let i = tts.iter().position(|t| matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == ','));

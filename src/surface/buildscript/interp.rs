@@ -96,6 +96,28 @@ pub struct Script {
     /// Problems met while reading (unsupported items at places).
     pub problems: Vec<String>,
     pub edition: Edition,
+    /// What is parsed while running, kept for every path: keyed by the address of the syntax
+    /// it comes from, which the script (or an expansion kept here) owns for the evaluation.
+    pub cache: RefCell<Cache>,
+}
+
+/// Parsed forms of macro arguments and expansions, and closures, by the address of the
+/// syntax node they come from.
+#[derive(Default)]
+pub struct Cache {
+    pub closures: HashMap<usize, Rc<syn::ExprClosure>>,
+    pub args: HashMap<usize, Rc<Result<Vec<Expr>, String>>>,
+    pub fmt: HashMap<usize, Rc<dyn std::any::Any>>,
+    pub expansions: HashMap<(usize, usize), Rc<Result<Expansion, String>>>,
+    /// Functions and `macro_rules!` declared inside function bodies, by the item's address.
+    pub local_fns: HashMap<usize, Rc<FnDef>>,
+    pub local_macros: HashMap<usize, Rc<MacroRules>>,
+}
+
+/// A macro's expansion, parsed.
+pub enum Expansion {
+    Expr(Expr),
+    Block(syn::Block),
 }
 
 /// What a name resolves to.
@@ -113,7 +135,7 @@ const MAX_MOD_DEPTH: usize = 16;
 impl Script {
     /// Read the script's items from `root` (and the module files it declares).
     pub fn load(files: &crate::package::FileTree, root: &str, cfg: &crate::surface::cfg::CfgEnv, edition: Edition) -> Result<Script, String> {
-        let mut s = Script { files: Vec::new(), modules: Vec::new(), methods: HashMap::new(), trait_defaults: HashMap::new(), consts: HashMap::new(), problems: Vec::new(), edition };
+        let mut s = Script { files: Vec::new(), modules: Vec::new(), methods: HashMap::new(), trait_defaults: HashMap::new(), consts: HashMap::new(), problems: Vec::new(), edition, cache: RefCell::new(Cache::default()) };
         let file = parse_file(files, root)?;
         s.files.push(root.to_string());
         s.modules.push(Module { parent: None, child_dir: crate::surface::analyze::paths::dir_of(root).to_string(), ..Module::default() });
@@ -608,6 +630,14 @@ impl Scope {
         Rc::new(Scope { vars: RefCell::new(Vec::new()), parent: Some(parent.clone()) })
     }
 
+    /// [`Scope::get`] by an identifier, without making a string of it.
+    pub fn get_id(&self, id: &proc_macro2::Ident) -> Option<Rc<RefCell<V>>> {
+        if let Some((_, c)) = self.vars.borrow().iter().rev().find(|(n, _)| *id == **n) {
+            return Some(c.clone());
+        }
+        self.parent.as_ref()?.get_id(id)
+    }
+
     pub fn get(&self, name: &str) -> Option<Rc<RefCell<V>>> {
         if let Some((_, c)) = self.vars.borrow().iter().rev().find(|(n, _)| &**n == name) {
             return Some(c.clone());
@@ -700,6 +730,8 @@ pub struct Interp<'a> {
     pub local_macros: Vec<(String, Rc<MacroRules>)>,
     /// The innermost scope of the block being run (for `use` in blocks).
     pub scope_now: Option<Rc<Scope>>,
+    /// How deeply the script's own macros are expanded inside each other.
+    pub macro_depth: usize,
 }
 
 /// Deepest call nesting.
@@ -707,7 +739,7 @@ const MAX_CALL_DEPTH: usize = 200;
 
 impl<'a> Interp<'a> {
     pub fn new(script: &'a Script, input: &'a Input<'a>, budget: &'a mut Budget, prefix: &'a [usize], deps: BTreeMap<String, String>) -> Self {
-        Interp { script, input, budget, prefix, pos: 0, new_choices: Vec::new(), st: PathState::default(), deps, depth: 0, file: 0, module: 0, self_ty: None, ret_option: Vec::new(), local_fns: Vec::new(), local_macros: Vec::new(), scope_now: None }
+        Interp { script, input, budget, prefix, pos: 0, new_choices: Vec::new(), st: PathState::default(), deps, depth: 0, file: 0, module: 0, self_ty: None, ret_option: Vec::new(), local_fns: Vec::new(), local_macros: Vec::new(), scope_now: None, macro_depth: 0 }
     }
 
     /// Run `main`.
@@ -734,10 +766,16 @@ impl<'a> Interp<'a> {
 
     /// Spend one step of the budget.
     pub fn step(&mut self, span: Span) -> R<()> {
-        if self.budget.steps == 0 {
+        self.work(1, span)
+    }
+
+    /// Spend `n` steps: work a library call does in one go (walking a collection).
+    pub fn work(&mut self, n: u64, span: Span) -> R<()> {
+        if self.budget.steps < n {
+            self.budget.steps = 0;
             return self.stop(span, "the evaluation's step budget is spent");
         }
-        self.budget.steps -= 1;
+        self.budget.steps -= n;
         Ok(())
     }
 
@@ -824,7 +862,7 @@ impl<'a> Interp<'a> {
 
     pub fn call_closure(&mut self, c: &Rc<Closure>, args: Vec<V>) -> R<V> {
         if self.depth >= MAX_CALL_DEPTH {
-            return self.stop(c.body.span(), "calls nested too deeply");
+            return self.stop(c.code.body.span(), "calls nested too deeply");
         }
         let scope = Scope::child(&c.scope);
         let saved = (self.file, self.module);
@@ -833,7 +871,7 @@ impl<'a> Interp<'a> {
         // A closure called with one tuple where it takes several parameters is not Rust; one
         // parameter taking a tuple is.
         let mut args = args.into_iter();
-        for p in &c.params {
+        for p in &c.code.inputs {
             let v = args.next().unwrap_or(V::Unit);
             match self.bind_pat(p, v, &scope, true) {
                 Ok(true) => {}
@@ -848,7 +886,7 @@ impl<'a> Interp<'a> {
             }
         }
         self.depth += 1;
-        let r = self.eval_expr(&c.body, &scope);
+        let r = self.eval_expr(&c.code.body, &scope);
         self.depth -= 1;
         (self.file, self.module) = saved;
         match r {
@@ -958,17 +996,29 @@ impl<'a> Interp<'a> {
                 if !attrs_active(&f.attrs, self.input.host_cfg) {
                     return Ok(());
                 }
-                let def = Rc::new(FnDef { sig: f.sig.clone(), block: (*f.block).clone(), file: self.file, module: self.module, self_ty: None });
+                let key = f as *const syn::ItemFn as usize;
+                let (file, module) = (self.file, self.module);
+                let def = self.script.cache.borrow_mut().local_fns.entry(key).or_insert_with(|| Rc::new(FnDef { sig: f.sig.clone(), block: (*f.block).clone(), file, module, self_ty: None })).clone();
                 self.local_fns.push(def);
                 scope.bind(&format!("fn {}", f.sig.ident), V::Int(self.local_fns.len() as i128 - 1));
                 Ok(())
             }
             Item::Macro(m) if m.mac.path.is_ident("macro_rules") => {
                 if let Some(id) = &m.ident {
-                    match MacroRules::parse(m.mac.tokens.clone(), self.script.edition, false) {
-                        Ok(rules) => self.local_macros.push((id.to_string(), Rc::new(rules))),
-                        Err(e) => return self.stop(m.mac.path.span(), format!("macro_rules! {id}: {e}")),
-                    }
+                    let key = m as *const syn::ItemMacro as usize;
+                    let cached = self.script.cache.borrow().local_macros.get(&key).cloned();
+                    let rules = match cached {
+                        Some(r) => r,
+                        None => match MacroRules::parse(m.mac.tokens.clone(), self.script.edition, false) {
+                            Ok(rules) => {
+                                let r = Rc::new(rules);
+                                self.script.cache.borrow_mut().local_macros.insert(key, r.clone());
+                                r
+                            }
+                            Err(e) => return self.stop(m.mac.path.span(), format!("macro_rules! {id}: {e}")),
+                        },
+                    };
+                    self.local_macros.push((id.to_string(), rules));
                 }
                 Ok(())
             }
@@ -1030,8 +1080,9 @@ impl<'a> Interp<'a> {
             Pat::Wild(_) | Pat::Rest(_) => Ok(true),
             Pat::Ident(pi) => {
                 let name = pi.ident.to_string();
-                // A unit variant or a constant: a value to compare with, not a binding.
-                if pi.subpat.is_none() && pi.by_ref.is_none() && pi.mutability.is_none() {
+                // A unit variant or a constant (named in upper case, as rustc expects): a value
+                // to compare with, not a binding.
+                if pi.subpat.is_none() && pi.by_ref.is_none() && pi.mutability.is_none() && name.starts_with(|c: char| c.is_uppercase()) {
                     if let Some(r) = self.resolve_segs(std::slice::from_ref(&name), self.scope_now.clone().as_ref()) {
                         let constant = matches!(r, Res::Variant(..) | Res::Item(_, _, ItemDef::Const(..)))
                             || matches!(&r, Res::Ext(p) if p == "std::option::Option::None");
@@ -1385,6 +1436,7 @@ impl<'a> Interp<'a> {
             }
             Expr::Match(m) => {
                 let v = self.eval_expr(&m.expr, scope)?;
+                let choices_before = self.st.choices.len();
                 for arm in &m.arms {
                     let arm_scope = Scope::child(scope);
                     let mut binds = Vec::new();
@@ -1402,9 +1454,13 @@ impl<'a> Interp<'a> {
                     }
                     return self.eval_expr_hint(&arm.body, &arm_scope, hint);
                 }
-                // A match is exhaustive: with unknown values, the choices that lead here are
-                // not a path the script can take.
-                Err(Flow::Fail(format!("{}: no arm of a `match` matches (not a possible path)", self.at(e.span()))))
+                // A match is exhaustive: when choices about unknown values led here, they are
+                // not a path the script can take; without any, the model is wrong here.
+                if self.st.choices.len() > choices_before {
+                    Err(Flow::Fail(format!("{}: no arm of a `match` matches (not a possible path)", self.at(e.span()))))
+                } else {
+                    self.stop(e.span(), "a `match` no arm of which matches the value as modelled")
+                }
             }
             Expr::While(w) => {
                 let label = w.label.as_ref().map(|l| l.name.ident.to_string());
@@ -1498,7 +1554,7 @@ impl<'a> Interp<'a> {
                 let v = self.eval_expr(&r.expr, scope)?;
                 let n = self.eval_expr(&r.len, scope)?;
                 let V::Int(n) = deref(&n) else { return self.stop(e.span(), "an array length that is not known") };
-                self.check_len(n as usize, e.span())?;
+                self.new_items(n.max(0) as usize, e.span())?;
                 Ok(V::vec(vec![v; n.max(0) as usize]))
             }
             Expr::Index(ix) => {
@@ -1532,7 +1588,10 @@ impl<'a> Interp<'a> {
                     _ => Ok(V::unknown("a range with bounds that are not known", Kind::Any)),
                 }
             }
-            Expr::Closure(c) => Ok(V::Closure(Rc::new(Closure { params: c.inputs.iter().cloned().collect(), body: (*c.body).clone(), scope: scope.clone(), file: self.file, module: self.module }))),
+            Expr::Closure(c) => {
+                let code = self.script.cache.borrow_mut().closures.entry(c as *const syn::ExprClosure as usize).or_insert_with(|| Rc::new(c.clone())).clone();
+                Ok(V::Closure(Rc::new(Closure { code, scope: scope.clone(), file: self.file, module: self.module })))
+            }
             Expr::Struct(s) => self.eval_struct_lit(s, scope),
             Expr::Call(c) => self.eval_call(c, scope, hint),
             Expr::MethodCall(m) => self.eval_method_call(m, scope, hint),
@@ -1683,6 +1742,7 @@ impl<'a> Interp<'a> {
         };
         match op {
             "==" | "!=" => {
+                self.work(size_of_value(&l, 1 << 20).min(size_of_value(&r, 1 << 20)) as u64, span)?;
                 return Ok(match value_eq(&l, &r) {
                     Some(b) => V::Bool(if op == "==" { b } else { !b }),
                     None => unknown(Kind::Bool, &l, &r),
@@ -1794,18 +1854,34 @@ impl<'a> Interp<'a> {
         }
     }
 
-    pub fn check_len(&self, n: usize, span: Span) -> R<()> {
+    pub fn check_len(&mut self, n: usize, span: Span) -> R<()> {
         if n > self.budget.max_items {
             return self.stop(span, format!("a collection of more than {} items", self.budget.max_items));
         }
         Ok(())
     }
 
-    pub fn check_sym(&self, s: &[Seg], span: Span) -> R<()> {
+    /// A collection of `n` new items: within the size limit, and counted as made.
+    pub fn new_items(&mut self, n: usize, span: Span) -> R<()> {
+        self.check_len(n, span)?;
+        self.spend(n.saturating_mul(std::mem::size_of::<V>()), span)
+    }
+
+    pub fn check_sym(&mut self, s: &[Seg], span: Span) -> R<()> {
         let n: usize = s.iter().map(|x| if let Seg::Lit(l) = x { l.len() } else { 1 }).sum();
         if n > self.budget.max_string {
             return self.stop(span, format!("a string of more than {} bytes", self.budget.max_string));
         }
+        self.spend(n, span)
+    }
+
+    /// Count `n` bytes made against the allocation budget.
+    pub fn spend(&mut self, n: usize, span: Span) -> R<()> {
+        if n > self.budget.alloc {
+            self.budget.alloc = 0;
+            return self.stop(span, "the evaluation's budget of memory is spent");
+        }
+        self.budget.alloc -= n;
         Ok(())
     }
 
@@ -1825,10 +1901,10 @@ impl<'a> Interp<'a> {
 
     fn eval_path(&mut self, p: &syn::Path, scope: &Rc<Scope>, span: Span) -> R<V> {
         if p.segments.len() == 1 && p.leading_colon.is_none() {
-            let name = p.segments[0].ident.to_string();
-            if let Some(c) = scope.get(&name) {
+            if let Some(c) = scope.get_id(&p.segments[0].ident) {
                 return Ok(c.borrow().clone());
             }
+            let name = p.segments[0].ident.to_string();
             if let Some(c) = scope.get(&format!("fn {name}")) {
                 if let V::Int(i) = &*c.borrow() {
                     return Ok(V::Fn(Rc::new(FnRef::Local(*i as usize))));
@@ -2141,6 +2217,11 @@ impl<'a> Interp<'a> {
     pub fn push_in_place(&mut self, p: &Place, name: &str, arg: V, args2: V, span: Span) -> R<Option<V>> {
         let arg = deref(&arg);
         let (max_s, max_n) = (self.budget.max_string, self.budget.max_items);
+        let grow = match &arg {
+            V::Str(a) => a.len(),
+            _ => std::mem::size_of::<V>() * 2,
+        };
+        self.spend(grow, span)?;
         let mut done = false;
         let mut ret = V::Unit;
         let arg2 = deref(&args2);
@@ -2196,7 +2277,7 @@ impl<'a> Interp<'a> {
         match e {
             Expr::Path(p) if p.path.segments.len() == 1 && p.qself.is_none() => {
                 let name = p.path.segments[0].ident.to_string();
-                if let Some(c) = scope.get(&name) {
+                if let Some(c) = scope.get_id(&p.path.segments[0].ident) {
                     // A variable holding a reference is the place it points at.
                     let v = c.borrow().clone();
                     if let V::Ref(inner) = v {
@@ -2478,7 +2559,7 @@ impl<'a> Interp<'a> {
                 let Some(b) = b else { return self.stop(span, "an endless range") };
                 let end = if incl { b + 1 } else { b };
                 let n = (end - a).max(0);
-                self.check_len(n as usize, span)?;
+                self.new_items(n as usize, span)?;
                 Ok((a..end).map(V::Int).collect())
             }
             V::Vec(items) => Ok(items.to_vec()),
@@ -2572,6 +2653,31 @@ impl<'a> Interp<'a> {
             _ => v,
         }
     }
+}
+
+/// How many values make up `v`, counted up to `cap`: the work of walking it.
+pub fn size_of_value(v: &V, cap: usize) -> usize {
+    fn go(v: &V, left: &mut usize) {
+        if *left == 0 {
+            return;
+        }
+        *left -= 1;
+        match v {
+            V::Vec(items) | V::Tuple(items) => items.iter().for_each(|x| go(x, left)),
+            V::Adt(a) => a.fields.iter().for_each(|(_, x)| go(x, left)),
+            V::Map(m, _) => m.values().for_each(|(k, x)| {
+                go(k, left);
+                go(x, left)
+            }),
+            V::Option(Some(x)) | V::Result(Ok(x)) | V::Result(Err(x)) => go(x, left),
+            V::Str(s) => *left = left.saturating_sub(s.len() / 64),
+            V::Bytes(b) => *left = left.saturating_sub(b.len() / 64),
+            _ => {}
+        }
+    }
+    let mut left = cap;
+    go(v, &mut left);
+    cap - left
 }
 
 /// Whether a value has unknown parts.

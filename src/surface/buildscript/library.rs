@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use proc_macro2::Span;
 
-use super::interp::{Flow, Interp, R, range_bounds, type_name};
+use super::interp::{Flow, Interp, R, range_bounds, size_of_value, type_name};
 use super::value::*;
 use super::{EnvEntry, MANIFEST_DIR_VALUE, OUT_DIR_VALUE};
 
@@ -822,6 +822,17 @@ fn is_pred(name: &str) -> bool {
 /// A method call on a value.
 pub fn method(it: &mut Interp, recv: V, place: Option<Place>, name: &str, args: Vec<V>, span: Span, hint: Option<&syn::Type>) -> R<V> {
     let recv = deref(&recv);
+    // Methods that walk their receiver or argument cost as much as it is large.
+    let linear = matches!(
+        name,
+        "iter" | "into_iter" | "to_vec" | "clone" | "contains" | "join" | "concat" | "sort" | "sort_by" | "sort_by_key" | "sort_unstable" | "dedup" | "retain"
+            | "eq" | "ne" | "cmp" | "partial_cmp" | "starts_with" | "ends_with" | "extend" | "extend_from_slice" | "append" | "chars" | "bytes" | "lines"
+            | "split" | "replace" | "to_string" | "to_owned" | "collect" | "keys" | "values" | "drain" | "repeat" | "rev" | "iter_mut" | "position" | "find"
+    );
+    if linear {
+        let n = size_of_value(&recv, 1 << 20) + args.iter().map(|a| size_of_value(a, 1 << 20)).sum::<usize>();
+        it.work(n as u64 / 4 + 1, span)?;
+    }
     let a = |i: usize| args.get(i).cloned().map(|v| deref(&v)).unwrap_or(V::Unit);
     // Methods every value has.
     match name {
@@ -1026,7 +1037,7 @@ fn unknown_method(it: &mut Interp, u: Rc<Unknown>, name: &str, args: Vec<V>, spa
         if it.choose(2, &what) == 0 {
             for c in closures {
                 let n = match deref(&c) {
-                    V::Closure(cl) => cl.params.len(),
+                    V::Closure(cl) => cl.code.inputs.len(),
                     _ => 1,
                 };
                 let cargs = vec![V::Unknown(Rc::new(Unknown { origin: u.origin.clone(), kind: Kind::Any })); n];
@@ -1521,6 +1532,7 @@ fn str_method(it: &mut Interp, recv: V, place: Option<Place>, name: &str, args: 
                 if total > it.budget.max_string {
                     return it.stop(span, format!("a string of more than {} bytes", it.budget.max_string));
                 }
+                it.spend(total, span)?;
                 V::string(l.repeat(n.max(0) as usize))
             }
             _ => unknown("a repetition", Kind::Str),
@@ -2046,8 +2058,8 @@ fn vec_method(it: &mut Interp, recv: V, place: Option<Place>, name: &str, args: 
             }
             "resize" => {
                 let V::Int(n) = a(0) else { return it.stop(span, "a length that is not known") };
-                it.check_len(n as usize, span)?;
-                v.resize(n as usize, a(1));
+                it.new_items(n.max(0) as usize, span)?;
+                v.resize(n.max(0) as usize, a(1));
             }
             "iter_mut" => {
                 let n = v.len();
@@ -2229,7 +2241,7 @@ fn vec_method(it: &mut Interp, recv: V, place: Option<Place>, name: &str, args: 
         }
         "repeat" => {
             let V::Int(n) = a(0) else { return it.stop(span, "a count that is not known") };
-            it.check_len(items.len() * n.max(0) as usize, span)?;
+            it.new_items(items.len().saturating_mul(n.max(0) as usize), span)?;
             let mut out = Vec::new();
             for _ in 0..n.max(0) {
                 out.extend(items.iter().cloned());

@@ -54,7 +54,7 @@ pub const MANIFEST_DIR_VALUE: &str = "/$CARGO_MANIFEST_DIR";
 pub const GENERATED_PREFIX: &str = "$OUT_DIR/";
 
 /// The most paths one evaluation explores.
-pub const MAX_PATHS: usize = 512;
+pub const MAX_PATHS: usize = 256;
 
 /// What an evaluation may spend, across all its paths.
 #[derive(Debug, Clone)]
@@ -67,6 +67,9 @@ pub struct Budget {
     pub max_string: usize,
     /// Largest collection.
     pub max_items: usize,
+    /// Bytes of strings and collection items made, in all (not only those alive): bounds the
+    /// memory a script can make the evaluation take.
+    pub alloc: usize,
     /// For the script's own `macro_rules!`.
     pub(crate) macros: crate::surface::analyze::mbe::Budget,
 }
@@ -74,10 +77,11 @@ pub struct Budget {
 impl Default for Budget {
     fn default() -> Budget {
         Budget {
-            steps: 20_000_000,
+            steps: 10_000_000,
             bytes: 64 * 1024 * 1024,
             max_string: 8 * 1024 * 1024,
             max_items: 1_000_000,
+            alloc: 256 * 1024 * 1024,
             macros: crate::surface::analyze::mbe::Budget { steps: 1_000_000, tokens: 1_000_000 },
         }
     }

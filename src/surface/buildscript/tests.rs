@@ -128,7 +128,7 @@ fn every_path_is_bounded() {
     }
     let e = eval(&format!("fn main() {{ {body} }}"));
     assert!(!e.complete);
-    assert!(e.stopped[0].contains("more than 512 combinations"), "{:?}", e.stopped);
+    assert!(e.stopped[0].contains("more than 256 combinations"), "{:?}", e.stopped);
 }
 
 #[test]
@@ -137,4 +137,35 @@ fn functions_and_modules_share_a_name() {
     let e = eval("use std::env;\nfn env(n: &str) -> Option<String> { env::var(n).ok() }\nfn main() { if env(\"TARGET\").is_some() { println!(\"cargo:rustc-cfg=has_target\"); } }");
     assert!(e.cfg.exact, "{e:?}");
     assert_eq!(e.cfg.set.iter().map(|c| c.value.as_str()).collect::<Vec<_>>(), ["has_target"]);
+}
+
+#[test]
+fn memory_made_is_bounded_not_only_memory_kept() {
+    // Each string is within the size limit and dropped at once; together they pass the
+    // budget of memory made.
+    let e = eval("fn main() { for _ in 0..300 { let s = \"x\".repeat(1 << 20); assert!(s.len() > 0); } println!(\"cargo:rustc-cfg=done\"); }");
+    assert!(!e.complete, "{e:?}");
+    assert!(e.stopped[0].contains("budget of memory is spent"), "{:?}", e.stopped);
+    // Its twin makes a tenth of it and is evaluated.
+    let e = eval("fn main() { for _ in 0..30 { let s = \"x\".repeat(1 << 20); assert!(s.len() > 0); } println!(\"cargo:rustc-cfg=done\"); }");
+    assert!(e.complete && e.cfg.exact, "{e:?}");
+}
+
+#[test]
+fn a_library_call_costs_as_much_as_it_walks() {
+    // A hundred walks of a million items: few steps of the script, many of the library.
+    let e = eval("fn main() { let v = vec![0u8; 1_000_000]; for _ in 0..100 { if v.contains(&1) { println!(\"cargo:rustc-cfg=one\"); } } }");
+    assert!(!e.complete, "{e:?}");
+    assert!(e.stopped[0].contains("step budget is spent"), "{:?}", e.stopped);
+    let e = eval("fn main() { let v = vec![0u8; 1_000]; for _ in 0..100 { if v.contains(&1) { println!(\"cargo:rustc-cfg=one\"); } } }");
+    assert!(e.complete && e.cfg.exact, "{e:?}");
+}
+
+#[test]
+fn a_macro_expanding_into_itself_stops() {
+    // On a thread with the stack analysis runs on (guard.rs), as the engine does.
+    let run = |src: &'static str| std::thread::Builder::new().stack_size(crate::surface::guard::STACK_SIZE).spawn(move || eval(src)).unwrap().join().unwrap();
+    let e = run("macro_rules! m { () => { m!() } }\nfn main() { m!(); println!(\"cargo:rustc-cfg=done\"); }");
+    assert!(!e.complete, "{e:?}");
+    assert!(e.stopped[0].contains("too deeply"), "{:?}", e.stopped);
 }

@@ -138,8 +138,8 @@ pub enum Place {
 
 /// A closure: its parameters and body, and the scope it captured.
 pub struct Closure {
-    pub params: Vec<syn::Pat>,
-    pub body: syn::Expr,
+    /// The closure expression as written (kept alive by the script's caches).
+    pub code: Rc<syn::ExprClosure>,
     pub scope: Rc<super::interp::Scope>,
     /// Index of the build script file the closure is written in.
     pub file: usize,
