@@ -141,6 +141,7 @@ fn run(tree: &FileTree, e: &Expect) -> (Evaluation, Vec<Finding>) {
         edition: Edition::E2021,
         marker: "__velaris_crate_fixture",
         version: "1.2.3",
+        open_sites: false,
     };
     let a = analyze_built(&input, Some(&eval));
     (eval, a.findings)

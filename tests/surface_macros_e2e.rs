@@ -6,6 +6,8 @@
 
 #[path = "support/archives.rs"]
 mod archives;
+#[path = "support/surface_doc.rs"]
+mod surface_doc;
 #[path = "support/registry_double.rs"]
 mod registry_double;
 #[path = "support/world.rs"]
@@ -166,7 +168,7 @@ fn app(features: &str, main: &str) -> Pkg {
 }
 
 fn surface(w: &World) -> Value {
-    serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap()
+    surface_doc::inline(serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap())
 }
 
 fn krate<'a>(doc: &'a Value, program: &str, name: &str) -> Option<&'a Value> {

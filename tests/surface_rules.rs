@@ -264,6 +264,7 @@ fn run_crate(
         edition: Edition::from_manifest(Some(spec.edition.as_deref().unwrap_or("2021"))),
         marker: &marker,
         version: "1.0.0",
+        open_sites: true,
     };
     let a = analyze(&input);
     // Sorted and deduplicated, as promised.
@@ -400,6 +401,14 @@ fixtures! {
     non_utf8,
     open_options_read,
     open_options_write,
+    open_options_escape,
+    option_combinators,
+    assoc_types,
+    assoc_types_across,
+    block_modules,
+    pre_main,
+    field_by_struct,
+    precision_twins,
     parse_error,
     paste_identifiers,
     path_attr_module,

@@ -261,6 +261,7 @@ fn pending_packages_are_leaves() {
         manifest_of: &|id: &PackageId| if id.name == "deep" { Err("not yet".into()) } else { registry_manifest(id) },
         has_file: None,
         pending: Some(&pending),
+        lockfile_led: false,
     };
     let g = ws.resolve_with(&opts).unwrap();
     assert_eq!(g.pending.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["deep"]);
@@ -454,6 +455,7 @@ fn has_file_finds_implicit_build_scripts() {
         manifest_of: &registry_manifest,
         has_file: Some(&has_file),
         pending: None,
+        lockfile_led: false,
     };
     let g = ws.resolve_with(&opts).unwrap();
     assert_eq!(

@@ -259,7 +259,7 @@ pub fn read_dir_tree(dir: &Path) -> Result<FileTree, SurfaceError> {
 /// hand (packages not fetched yet are leaves), fetch the batch of packages the round reached,
 /// and again, until a round reaches nothing new. Packages the target never compiles (behind
 /// `cfg(windows)` on Linux, optional and off, dev-only) are never downloaded.
-fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &SourceStore) -> Result<(Graph, Sources), SurfaceError> {
+fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &SourceStore, lockfile_led: bool) -> Result<(Graph, Sources), SurfaceError> {
     loop {
         let asked: Mutex<BTreeMap<String, PackageId>> = Mutex::new(BTreeMap::new());
         let manifest_of = |id: &PackageId| -> Result<String, String> {
@@ -295,6 +295,7 @@ fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &Sour
             manifest_of: &manifest_of,
             has_file: Some(&has_file),
             pending: Some(&pending),
+            lockfile_led,
         })?;
         let asked = asked.into_inner().unwrap();
         if asked.is_empty() {
@@ -321,6 +322,12 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
     for p in ids {
         match (&p.source, &p.checksum) {
             (Some(s), _) if s.starts_with("git+") => gits.push(p),
+            // A source a confined run may not contact: unanalyzed, with why.
+            (Some(source), Some(_)) if config.fetch.refusal(source).is_some() => {
+                if let (Some(key), Some(why)) = (SourceStore::key(&p), config.fetch.refusal(source)) {
+                    store.insert_missing(&key, format!("not fetched: {why}"));
+                }
+            }
             (Some(source), Some(checksum)) => refs.push(PackageRef {
                 name: p.name.clone(),
                 version: p.version.clone(),
@@ -332,10 +339,18 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
     }
     if !gits.is_empty() {
         let opts = crate::gitdeps::GitOptions { cache_dir: cache_root(&config.fetch), offline: config.fetch.offline };
+        let progress = &config.fetch.progress;
+        progress.add(crate::progress::Stage::Fetch, gits.len() as u64);
         for id in gits {
             let key = SourceStore::key(&id).expect("git packages have a key");
             let source = id.source.as_deref().unwrap_or_default();
-            match crate::gitdeps::fetch_package(&opts, source, &id.name, &id.version) {
+            progress.start(crate::progress::Stage::Fetch, || format!("{} {}", id.name, id.version));
+            let fetched = match config.fetch.refusal(source) {
+                Some(why) => Err(why),
+                None => crate::gitdeps::fetch_package(&opts, source, &id.name, &id.version).map_err(|e| e.to_string()),
+            };
+            progress.done(crate::progress::Stage::Fetch);
+            match fetched {
                 Ok(pkg) => store.insert_git(&id, &pkg.files, pkg.manifest),
                 Err(e) => store.insert_missing(&key, format!("git source not read: {e}")),
             }
@@ -369,7 +384,7 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
 }
 
 fn unanalyzed(file: &str, scope: Scope, why: String) -> Finding {
-    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why, chain: Vec::new() }
+    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why, chain: Vec::new(), expanded_from: None }
 }
 
 /// Findings that come from what a unit is, not from its code.
@@ -383,6 +398,7 @@ fn kind_findings(unit: &Unit, ws: &Workspace) -> Vec<Finding> {
         column: 1,
         path: path.to_string(),
         chain: Vec::new(),
+        expanded_from: None,
     };
     match unit.kind {
         UnitKind::BuildScript => {
@@ -464,6 +480,8 @@ fn analyze_all(
     // What build-script evaluations answer compiler probes with.
     let toolchain = super::buildscript::Toolchain::for_workspace(&config.root);
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let progress = &config.fetch.progress;
+    progress.add(crate::progress::Stage::Analyse, n as u64);
     for lv in 0..=max_level {
         let todo: Vec<usize> = (0..n).filter(|&i| level[i] == lv).collect();
         let err: Mutex<Option<SurfaceError>> = Mutex::new(None);
@@ -497,7 +515,10 @@ fn analyze_all(
                 .and_then(|(_, d)| done(*d))
                 .and_then(|d| d.analysis.build.clone());
             let ctx = UnitCtx { sources, disk_trees, base_cfg: &base_cfg, rules, cache: &cache, target: &config.target, marker: &markers[i], build_root, toolchain: &toolchain, rustflags: &rustflags, build_eval };
-            let mut analysis = match analyze_unit(unit, &deps, &ctx) {
+            progress.start(crate::progress::Stage::Analyse, || format!("{} {}", unit.package.name, unit.package.version));
+            let analysed = analyze_unit(unit, &deps, &ctx);
+            progress.done(crate::progress::Stage::Analyse);
+            let mut analysis = match analysed {
                 Ok(a) => a,
                 Err(e) => {
                     *err.lock().unwrap() = Some(e);
@@ -508,7 +529,7 @@ fn analyze_all(
             // Link directives the build script prints: it links native code.
             if let Some(ev) = analysis.build.clone() {
                 for (file, line, text) in ev.link_evidence() {
-                    analysis.findings.push(Finding { capability: Capability::BuildNative, scope: Scope::Build, file, line, column: 1, path: text, chain: Vec::new() });
+                    analysis.findings.push(Finding { capability: Capability::BuildNative, scope: Scope::Build, file, line, column: 1, path: text, chain: Vec::new(), expanded_from: None });
                 }
             }
             if unit.kind == UnitKind::BuildScript {
@@ -523,6 +544,7 @@ fn analyze_all(
                             column: 1,
                             path: format!("build-dependency {}: builds native code", dep.package.name),
                             chain: Vec::new(),
+                            expanded_from: None,
                         });
                     }
                 }
@@ -674,6 +696,9 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
         edition: Edition::from_manifest(Some(&unit.edition)),
         marker: ctx.marker,
         version: &unit.package.version,
+        // The workspace's own code (and path packages): the program step resolves its calls
+        // through traits into findings.
+        open_sites: unit.package_dir.is_some(),
     };
     // An analyzer bug on one crate must not pass for "no capability" nor stop the run: the
     // crate is reported unanalyzed, which the ratchet counts like any capability.
@@ -784,20 +809,37 @@ pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
 pub fn graph_with(config: &Config, store: &SourceStore) -> Result<(Graph, Vec<PackageId>), SurfaceError> {
     let ws = Workspace::load(&config.root)?;
     let cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
-    let (graph, _) = resolve_and_fetch(config, &ws, &cfg, store)?;
+    let (graph, _) = resolve_and_fetch(config, &ws, &cfg, store, false)?;
     Ok((graph, ws.members().map(|m| m.id.clone()).collect()))
 }
 
 /// Run the whole analysis with sources from (and added to) `store`, and keep the graph and
 /// every unit's findings.
 pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, SurfaceError> {
+    run_resolved(config, store, false)
+}
+
+/// [`run_with`] on a workspace whose lockfile leads
+/// ([`crate::workspace::ResolveOptions::lockfile_led`]): what the lockfile does not lock is not
+/// built, instead of an error. For the probe workspace `deps-diff --old/--new` writes around
+/// two lockfiles, never for a workspace on disk.
+pub fn run_lockfile_led(config: &Config, store: &SourceStore) -> Result<Detailed, SurfaceError> {
+    run_resolved(config, store, true)
+}
+
+fn run_resolved(config: &Config, store: &SourceStore, lockfile_led: bool) -> Result<Detailed, SurfaceError> {
     let ws = Workspace::load(&config.root)?;
     let overlay_path = config.root.join(OVERLAY_FILE);
     let mut fingerprint = Sha256::new();
     fingerprint.update(super::rules::BUILTIN_RULES_TOML.as_bytes());
     let owned_rules;
-    let rules: &Rules = if overlay_path.exists() {
-        let text = crate::fsio::read_text(&overlay_path, crate::fsio::TEXT_CAP, "a rules overlay")?;
+    // A confined (untrusted) workspace's own overlay is never read: the confinement's is used.
+    let overlay = match &config.fetch.confinement {
+        Some(c) => c.rules_overlay.clone(),
+        None if overlay_path.exists() => Some(crate::fsio::read_text(&overlay_path, crate::fsio::TEXT_CAP, "a rules overlay")?),
+        None => None,
+    };
+    let rules: &Rules = if let Some(text) = overlay {
         fingerprint.update([0]);
         fingerprint.update(text.as_bytes());
         owned_rules = Rules::with_overlay(&text, OVERLAY_FILE).map_err(|e| SurfaceError::Config(e.to_string()))?;
@@ -806,7 +848,7 @@ pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, Surfac
         Rules::builtin()
     };
     let cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
-    let (graph, sources) = resolve_and_fetch(config, &ws, &cfg, store)?;
+    let (graph, sources) = resolve_and_fetch(config, &ws, &cfg, store, lockfile_led)?;
     let disk_trees = Mutex::new(BTreeMap::new());
     let rules_fingerprint = format!("{:x}", fingerprint.finalize());
     let analyses = analyze_all(config, &ws, &graph, &sources, rules, &rules_fingerprint, &disk_trees)?;
@@ -848,7 +890,7 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
 /// declared under a false cfg (with the predicate), another target of the package (tests,
 /// benches, examples, other binaries), or declared nowhere. At most [`MAX_UNLOADED`], and the
 /// count of all.
-fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>) -> (Vec<Unloaded>, u64) {
+pub(crate) fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>) -> (Vec<Unloaded>, u64) {
     let mut out = Vec::new();
     let mut count = 0u64;
     for f in all {
@@ -895,9 +937,13 @@ fn under_skipped<'a>(f: &str, skipped: &'a BTreeMap<String, String>) -> Option<(
 /// list; `None`: not listed).
 pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, package_files: &dyn Fn(&Unit) -> Option<Vec<String>>) -> Surface {
     let mut programs = Vec::new();
+    // What each set of units of a crate shows, shared between programs.
+    #[allow(clippy::type_complexity)]
+    let mut shared: HashMap<Vec<usize>, (BTreeSet<Capability>, Arc<Vec<Finding>>, Arc<Vec<String>>, Arc<Vec<Unloaded>>, u64, Arc<Vec<crate::surface::buildscript::Evaluation>>)> =
+        HashMap::new();
     for prog in &graph.programs {
         // Crates by (name, version): findings of all their units (lib, build script).
-        let mut crates: BTreeMap<(String, String), CrateSurface> = BTreeMap::new();
+        let mut crates: BTreeMap<(String, String), (Vec<String>, Vec<usize>)> = BTreeMap::new();
         // What the program's own code reaches of its dependencies, by (crate, version).
         let mut reached: BTreeMap<(String, String), BTreeSet<Capability>> = BTreeMap::new();
         let mut calls = CallStats::default();
@@ -907,9 +953,11 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
         let mut pkg_files: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
         // What the program itself can do.
         let mut capabilities: BTreeSet<Capability> = BTreeSet::new();
+        let mut units_in: Vec<usize> = Vec::new();
         for (unit_idx, path) in graph.reachable(prog) {
             let unit = &graph.units[unit_idx];
             let a = &analyses[unit_idx];
+            units_in.push(unit_idx);
             if matches!(unit.kind, UnitKind::Lib | UnitKind::ProcMacro) {
                 lib_names.insert(key_of(&unit.package), unit.crate_name.clone());
             }
@@ -935,28 +983,11 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                 }
                 v
             };
-            let entry = crates.entry(key).or_insert_with(|| CrateSurface {
-                name: unit.package.name.clone(),
-                version: unit.package.version.clone(),
-                capabilities: BTreeSet::new(),
-                findings: Vec::new(),
-                via: via.clone(),
-                files: Vec::new(),
-                unloaded: Vec::new(),
-                unloaded_count: 0,
-                build_scripts: Vec::new(),
-            });
-            if via.len() < entry.via.len() {
-                entry.via = via;
+            let entry = crates.entry(key).or_insert_with(|| (via.clone(), Vec::new()));
+            if via.len() < entry.0.len() {
+                entry.0 = via;
             }
-            entry.findings.extend(a.findings.iter().cloned());
-            entry.files.extend(a.files.iter().cloned());
-            if let Some(ev) = &a.build {
-                let r = ev.record();
-                if !entry.build_scripts.contains(&r) {
-                    entry.build_scripts.push(r);
-                }
-            }
+            entry.1.push(unit_idx);
             // A proc macro's own code (not its build script's) runs in the builds that use it:
             // for a proc-macro program, that is what it does.
             let own_build = prog.kind == ProgramKind::ProcMacro && unit.kind != UnitKind::BuildScript && unit.scope == Scope::Build;
@@ -972,24 +1003,106 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                 pkg_files.insert(key, files);
             }
         }
-        // Every crate compiled into the program, clean ones too: "analysed and clean" is not
-        // "not in the graph".
-        let mut list: Vec<CrateSurface> = crates
-            .into_values()
-            .map(|mut c| {
-                c.findings.sort();
-                c.findings.dedup();
-                c.files.sort();
-                c.files.dedup();
-                c.capabilities = c.findings.iter().map(|f| f.capability).collect();
-                let key = (c.name.clone(), c.version.clone());
-                if let Some(all) = pkg_files.get(&key) {
-                    let loaded: BTreeSet<String> = c.files.iter().cloned().collect();
-                    let (list, count) = unloaded(all, &loaded, skipped.get(&key).unwrap_or(&BTreeMap::new()));
-                    c.unloaded = list;
-                    c.unloaded_count = count;
+        // Calls through traits, resolved over the program's graph: findings at the places in
+        // the workspace's own code whose calls go on through a trait, and what the program's
+        // entry points reach.
+        let refs: Vec<super::callgraph::UnitRef> = units_in
+            .iter()
+            .map(|&u| super::callgraph::UnitRef { analysis: &analyses[u], krate: &graph.units[u].crate_name, version: &graph.units[u].package.version })
+            .collect();
+        let dispatch = super::callgraph::Dispatch::new(&refs);
+        let mut dispatched: BTreeMap<(String, String), Vec<Finding>> = BTreeMap::new();
+        let mut unresolved = calls.total.saturating_sub(calls.resolved);
+        for &u in &units_in {
+            let unit = &graph.units[u];
+            if unit.package_dir.is_none() || analyses[u].open_sites.is_empty() {
+                continue;
+            }
+            let (found, bounded) = dispatch.findings(&analyses[u].open_sites);
+            if unit.package == prog.package {
+                unresolved += bounded;
+            }
+            for f in &found {
+                if unit.package == prog.package && f.scope == Scope::Runtime {
+                    for h in &f.chain {
+                        reached.entry((h.krate.clone(), h.version.clone())).or_default().insert(f.capability);
+                    }
                 }
-                c
+                if f.counts_for_program() {
+                    capabilities.insert(f.capability);
+                }
+            }
+            dispatched.entry(key_of(&unit.package)).or_default().extend(found);
+        }
+        let reachable = {
+            let mut sums: Vec<&super::analyze::summary::Summary> = Vec::new();
+            if let Some(e) = &analyses[prog.unit].entry {
+                sums.push(e);
+            }
+            let mut pre_main = false;
+            for &u in &units_in {
+                if let Some(r) = &analyses[u].roots {
+                    sums.push(r);
+                    pre_main = true;
+                }
+            }
+            let (mut reached_caps, bounded, through) = dispatch.reachable(&sums);
+            reached_caps.retain(|c| CARRIED.contains(c));
+            if pre_main || capabilities.contains(&Capability::PreMain) {
+                reached_caps.insert(Capability::PreMain);
+            }
+            for c in [Capability::BuildScript, Capability::BuildProcMacro, Capability::BuildNative] {
+                if capabilities.contains(&c) {
+                    reached_caps.insert(c);
+                }
+            }
+            super::model::Reachable { capabilities: reached_caps, unresolved: unresolved + bounded, through_traits: through }
+        };
+        // Every crate compiled into the program, clean ones too: "analysed and clean" is not
+        // "not in the graph". What a set of units shows is computed once for every program
+        // that compiles it.
+        let mut list: Vec<CrateSurface> = crates
+            .into_iter()
+            .map(|((name, version), (via, mut units))| {
+                units.sort_unstable();
+                let d = shared
+                    .entry(units.clone())
+                    .or_insert_with(|| {
+                        let mut findings: Vec<Finding> = units.iter().flat_map(|&u| analyses[u].findings.iter().cloned()).collect();
+                        findings.sort();
+                        findings.dedup();
+                        let mut files: Vec<String> = units.iter().flat_map(|&u| analyses[u].files.iter().cloned()).collect();
+                        files.sort();
+                        files.dedup();
+                        let key = (name.clone(), version.clone());
+                        let (list, count) = match pkg_files.get(&key) {
+                            Some(all) => {
+                                let loaded: BTreeSet<String> = files.iter().cloned().collect();
+                                unloaded(all, &loaded, skipped.get(&key).unwrap_or(&BTreeMap::new()))
+                            }
+                            None => (Vec::new(), 0),
+                        };
+                        let capabilities = findings.iter().map(|f| f.capability).collect();
+                        // What its build scripts were evaluated to, without the generated text.
+                        let mut builds: Vec<crate::surface::buildscript::Evaluation> = Vec::new();
+                        for r in units.iter().filter_map(|&u| analyses[u].build.as_ref()).map(|ev| ev.record()) {
+                            if !builds.contains(&r) {
+                                builds.push(r);
+                            }
+                        }
+                        (capabilities, Arc::new(findings), Arc::new(files), Arc::new(list), count, Arc::new(builds))
+                    })
+                    .clone();
+                let (mut capabilities, mut findings) = (d.0, d.1);
+                // This program's calls through traits in the workspace's code: its own.
+                if let Some(extra) = dispatched.get(&(name.clone(), version.clone())).filter(|e| !e.is_empty()) {
+                    let mut all: Vec<Finding> = findings.iter().cloned().chain(extra.iter().cloned()).collect();
+                    all.sort();
+                    all.dedup();
+                    capabilities = all.iter().map(|f| f.capability).collect();
+                    findings = Arc::new(all);
+                }
+                CrateSurface { name, version, capabilities, findings, via, files: d.2, unloaded: d.3, unloaded_count: d.4, build_scripts: d.5 }
             })
             .collect();
         list.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
@@ -1020,6 +1133,7 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
             })
             .collect();
         programs.push(ProgramSurface {
+            reachable: Some(reachable),
             name: prog.name.clone(),
             kind: prog.kind,
             package: prog.package.name.clone(),

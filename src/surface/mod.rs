@@ -19,6 +19,9 @@
 pub mod analyze;
 pub mod buildscript;
 mod cache;
+pub mod callgraph;
+#[cfg(test)]
+mod coverage_props;
 pub mod cfg;
 pub mod engine;
 pub mod guard;

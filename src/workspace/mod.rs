@@ -28,7 +28,7 @@ pub use resolve::{HasFile, ResolveOptions};
 
 use crate::surface::model::{ProgramKind, Scope};
 use error::parse_toml;
-use lock::LockGraph;
+pub(crate) use lock::{LockGraph, load_lock};
 use manifest::{Files, Inherit, normalize, parse_manifest};
 
 /// One locked package.

@@ -49,6 +49,13 @@ pub struct ResolveOptions<'a> {
     /// leaf, not as "every locked dependency", and listed in [`Graph::pending`]. `None`: no
     /// package is pending.
     pub pending: Option<&'a dyn Fn(&PackageId) -> bool>,
+    /// The lockfile leads: a dependency the lockfile does not lock for a package is not in the
+    /// graph (a warning), instead of a stale-lockfile error. For a lockfile read without the
+    /// manifests that produced it (`deps-diff --old/--new`), where the features each package
+    /// was built with are not known and are taken as a superset: whatever that superset enables
+    /// beyond what the lockfile locks was not built. Never for a workspace on disk, whose
+    /// stale lockfile must stay an error.
+    pub lockfile_led: bool,
 }
 
 /// See [`ResolveOptions::has_file`].
@@ -277,7 +284,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
                     });
                     continue;
                 }
-                return Err(self.unlocked(pkg, decl));
+                self.skip_unlocked(pkg, decl)?;
+                continue;
             };
             let dep_fk = match fk {
                 Fk::Host => Fk::Host,
@@ -299,6 +307,20 @@ impl<'w, 'o> Resolver<'w, 'o> {
             "{} {} depends on {:?}, which the lockfile does not lock for it",
             id.name, id.version, decl.package
         ))
+    }
+
+    /// A dependency the lockfile does not lock: an error, or, when the lockfile leads, a
+    /// warning and no edge (`Ok(())`: the caller skips it).
+    fn skip_unlocked(&mut self, pkg: usize, decl: &DepDecl) -> Result<(), WorkspaceError> {
+        if !self.opts.lockfile_led {
+            return Err(self.unlocked(pkg, decl));
+        }
+        let id = self.id(pkg);
+        self.warnings.insert(format!(
+            "{} {} depends on {:?}, which the lockfile does not lock for it: not built",
+            id.name, id.version, decl.package
+        ));
+        Ok(())
     }
 
     fn decl(&mut self, pkg: usize, i: usize) -> DepDecl {
@@ -335,7 +357,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
             if decl.optional {
                 continue;
             }
-            let dep = e.dep.expect("non-optional deps are locked");
+            // Non-optional dependencies are locked (or, when the lockfile leads, left out).
+            let Some(dep) = e.dep else { continue };
             let fvs = self.fvs_from_dep(dep, &decl);
             self.activate_pkg(dep, e.fk, &fvs)?;
         }
@@ -407,7 +430,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
                 continue;
             }
             let Some(dep) = e.dep else {
-                return Err(self.unlocked(pkg, &decl));
+                self.skip_unlocked(pkg, &decl)?;
+                continue;
             };
             for f in to_enable.iter().flatten() {
                 self.activate_fv(dep, e.fk, &FeatureValue::parse(f))?;
@@ -449,7 +473,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
                 }
             }
             let Some(dep) = e.dep else {
-                return Err(self.unlocked(pkg, &decl));
+                self.skip_unlocked(pkg, &decl)?;
+                continue;
             };
             self.activate_fv(dep, e.fk, &FeatureValue::parse(feature))?;
         }
@@ -471,7 +496,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
                 continue;
             }
             let Some(dep) = e.dep else {
-                return Err(self.unlocked(pkg, &decl));
+                self.skip_unlocked(pkg, &decl)?;
+                continue;
             };
             out.push((decl, dep, e.fk));
         }
@@ -781,6 +807,7 @@ impl Workspace {
             manifest_of,
             has_file: None,
             pending: None,
+            lockfile_led: false,
         })
     }
 

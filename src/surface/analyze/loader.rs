@@ -32,6 +32,8 @@ pub(crate) const ROOT: ModId = 0;
 pub(crate) struct Sink {
     pub scope: Scope,
     pub findings: Vec<Finding>,
+    /// The macro whose expansion is being visited: every finding added is from it.
+    pub origin: Option<Rc<crate::surface::model::Expansion>>,
 }
 
 impl Sink {
@@ -50,6 +52,7 @@ impl Sink {
             column: lc.column as u32 + 1,
             path: path.into(),
             chain,
+            expanded_from: self.origin.as_deref().cloned(),
         });
     }
     pub fn add_at(&mut self, capability: Capability, file: &str, line: u32, column: u32, path: impl Into<String>) {
@@ -61,6 +64,7 @@ impl Sink {
             column: column.max(1),
             path: path.into(),
             chain: Vec::new(),
+            expanded_from: self.origin.as_deref().cloned(),
         });
     }
 }
@@ -70,6 +74,8 @@ pub(crate) struct Entry {
     pub file: FileId,
     pub item: Item,
     pub macros: Textual,
+    /// The macro whose expansion produced the item, if one did.
+    pub origin: Option<Rc<crate::surface::model::Expansion>>,
 }
 
 /// A module-level invocation whose macro could not be told while loading (it is named by a
@@ -91,9 +97,9 @@ pub(crate) struct Module {
     /// Child modules by name, with whether they are `pub`.
     pub children: Vec<(String, ModId, bool)>,
     /// Where `mod x;` looks for `x.rs` / `x/mod.rs`.
-    child_dir: String,
+    pub child_dir: String,
     /// What `#[path]` on a `mod` of this module is relative to.
-    path_dir: String,
+    pub path_dir: String,
 }
 
 pub(crate) struct Loaded {
@@ -286,12 +292,16 @@ pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink, edition: E
         return None;
     };
     if bytes.len() >= LARGE_SOURCE
-        && let Some(f) = parse_large(text)
+        && let Some(mut f) = parse_large(text)
     {
+        compact(&mut f.items);
         return Some(f);
     }
     match syn::parse_file(text) {
-        Ok(f) => Some(f),
+        Ok(mut f) => {
+            compact(&mut f.items);
+            Some(f)
+        }
         Err(first) => {
             let body = text.strip_prefix('\u{feff}').unwrap_or(text);
             // A shebang line is not a token.
@@ -311,6 +321,84 @@ pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink, edition: E
             Some(r.file)
         }
     }
+}
+
+/// Drop what the analysis never reads from a parsed file, before it is kept for the whole
+/// analysis of the crate (generated bindings hold tens of thousands of items): doc
+/// attributes, items only compiled under `cfg(test)` (`#[test]`, `#[bench]` functions), the
+/// signatures of foreign functions (their name, visibility and `link_name` are what counts),
+/// and the separate `extern` blocks bindgen writes one per function, merged when they have
+/// the same ABI and no attributes.
+pub(crate) fn compact(items: &mut Vec<Item>) {
+    fn no_docs(attrs: &mut Vec<syn::Attribute>) {
+        if attrs.iter().any(|a| a.path().is_ident("doc")) {
+            attrs.retain(|a| !a.path().is_ident("doc"));
+        }
+    }
+    fn is_test(attrs: &[syn::Attribute]) -> bool {
+        attrs.iter().any(|a| {
+            let segs = &a.path().segments;
+            segs.len() <= 2 && segs.last().is_some_and(|s| s.ident == "test" || s.ident == "bench")
+        })
+    }
+    let mut out: Vec<Item> = Vec::with_capacity(items.len());
+    for mut item in std::mem::take(items) {
+        if let Item::Fn(f) = &item
+            && is_test(&f.attrs)
+        {
+            continue;
+        }
+        if let Some(a) = attrs::item_attrs_mut(&mut item) {
+            no_docs(a);
+        }
+        match &mut item {
+            Item::Struct(st) => st.fields.iter_mut().for_each(|f| no_docs(&mut f.attrs)),
+            Item::Enum(e) => e.variants.iter_mut().for_each(|v| no_docs(&mut v.attrs)),
+            Item::Impl(i) => {
+                i.items.retain(|it| !matches!(it, syn::ImplItem::Fn(f) if is_test(&f.attrs)));
+                for it in &mut i.items {
+                    if let Some(a) = attrs::impl_item_attrs_mut(it) {
+                        no_docs(a);
+                    }
+                }
+            }
+            Item::Mod(m) => {
+                if let Some((_, inner)) = &mut m.content {
+                    compact(inner);
+                }
+            }
+            Item::ForeignMod(fm) => {
+                for fi in &mut fm.items {
+                    if let syn::ForeignItem::Fn(f) = fi {
+                        no_docs(&mut f.attrs);
+                        f.sig.inputs = Default::default();
+                        f.sig.output = syn::ReturnType::Default;
+                        f.sig.generics = Default::default();
+                        f.sig.variadic = None;
+                    } else if let Some(a) = attrs::foreign_item_attrs_mut(fi) {
+                        no_docs(a);
+                    }
+                }
+                if fm.attrs.is_empty()
+                    && let Some(Item::ForeignMod(prev)) = out.last_mut()
+                    && prev.attrs.is_empty()
+                    && prev.unsafety.is_some() == fm.unsafety.is_some()
+                    && abi_text(&prev.abi) == abi_text(&fm.abi)
+                {
+                    prev.items.append(&mut fm.items);
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(item);
+    }
+    out.shrink_to_fit();
+    *items = out;
+}
+
+fn abi_text(a: &syn::Abi) -> Option<String> {
+    a.name.as_ref().map(|n| n.value())
 }
 
 /// The bodies of the branches of a `cfg_if!` that are compiled: the first branch whose
@@ -487,13 +575,20 @@ pub(crate) struct ModFiles {
     paths: Vec<String>,
     /// Whether no `path` is active in some configuration (the default `x.rs`/`x/mod.rs`).
     default: bool,
+    /// `path` values under a `cfg_attr` that is false: declared, not compiled.
+    off: Vec<String>,
+    /// The `cfg`/`cfg_attr` attributes as written (for the coverage list).
+    text: String,
 
 }
 
 impl ModFiles {
-    fn of(attrs: &[syn::Attribute], cfg: &dyn CfgEval) -> ModFiles {
+    pub(crate) fn of(attrs: &[syn::Attribute], cfg: &dyn CfgEval) -> ModFiles {
         let found = path_attrs(attrs, cfg);
         let mut out = ModFiles { default: true, ..ModFiles::default() };
+        if found.iter().any(|(s, _)| *s == Some(false)) {
+            out.text = cfg_text(attrs);
+        }
         for (state, p) in found {
             match state {
                 Some(true) => {
@@ -502,11 +597,48 @@ impl ModFiles {
                     break;
                 }
                 None => out.paths.push(p),
-                Some(false) => {}
+                Some(false) => out.off.push(p),
             }
         }
         out
     }
+}
+
+/// Where an out-of-line `mod` may be.
+pub(crate) struct ModCandidates {
+    /// Every file tried: each possible `#[path]` (true) and the default files (false).
+    pub tried: Vec<(String, bool)>,
+    /// Those that exist, one default at most (rustc takes the first of `x.rs`, `x/mod.rs`).
+    pub existing: Vec<(String, bool)>,
+    /// `path` values that lead out of the package.
+    pub outside: Vec<String>,
+}
+
+/// The files a `mod name;` with these `path` possibilities is, in some configuration:
+/// `path`s are relative to `path_dir`, the default files to `child_dir`.
+pub(crate) fn mod_candidates(files: &ModFiles, path_dir: &str, child_dir: &str, name: &str, tree: &FileTree) -> ModCandidates {
+    let mut tried: Vec<(String, bool)> = Vec::new();
+    let mut outside: Vec<String> = Vec::new();
+    for p in &files.paths {
+        match paths::join(path_dir, p) {
+            Some(t) => tried.push((t, true)),
+            None => outside.push(p.clone()),
+        }
+    }
+    let defaults = paths::module_candidates(child_dir, name);
+    if files.default {
+        tried.extend(defaults.iter().map(|d| (d.clone(), false)));
+    }
+    let mut existing: Vec<(String, bool)> = Vec::new();
+    for (c, via_path) in &tried {
+        if !via_path && existing.iter().any(|(e, p)| !p && defaults.contains(e)) {
+            continue;
+        }
+        if tree.contains_key(c.as_str()) && !existing.iter().any(|(e, _)| e == c) {
+            existing.push((c.clone(), *via_path));
+        }
+    }
+    ModCandidates { tried, existing, outside }
 }
 
 /// A module file the crate declares but does not compile for the target: the declaration is
@@ -551,6 +683,8 @@ pub(crate) struct Loader<'a> {
     pending: Vec<Pending>,
     /// Declarations of module files under a false cfg.
     skipped: Vec<SkippedDecl>,
+    /// The macro whose expansion is being loaded (innermost).
+    origin: Option<Rc<crate::surface::model::Expansion>>,
 }
 
 const MAX_MODULE_DEPTH: usize = 64;
@@ -561,13 +695,14 @@ impl<'a> Loader<'a> {
             tree,
             cfg,
             ex,
-            sink: Sink { scope, findings: Vec::new() },
+            sink: Sink { scope, findings: Vec::new(), origin: None },
             files: Vec::new(),
             file_ids: HashMap::new(),
             modules: Vec::new(),
             stack: Vec::new(),
             pending: Vec::new(),
             skipped: Vec::new(),
+            origin: None,
         }
     }
 
@@ -649,7 +784,7 @@ impl<'a> Loader<'a> {
             }
         }
         for p in std::mem::take(&mut self.pending) {
-            self.modules[p.module].entries.push(Entry { file: p.file, item: Item::Macro(p.mac), macros: p.macros });
+            self.modules[p.module].entries.push(Entry { file: p.file, item: Item::Macro(p.mac), macros: p.macros, origin: None });
         }
     }
 
@@ -668,7 +803,7 @@ impl<'a> Loader<'a> {
     }
 
     fn push_entry(&mut self, m: ModId, fid: FileId, item: Item, scope: &Textual) {
-        self.modules[m].entries.push(Entry { file: fid, item, macros: scope.clone() });
+        self.modules[m].entries.push(Entry { file: fid, item, macros: scope.clone(), origin: self.origin.clone() });
     }
 
     /// Expand a module-level invocation of `def` and load what it produces. A failure is an
@@ -696,7 +831,11 @@ impl<'a> Loader<'a> {
         match macros::parse_items(out.clone()) {
             Ok(items) => {
                 let scope2 = scope.clone();
-                self.load_items(m, fid, items, scope2, depth + 1)
+                let inner = def.origin.clone().or_else(|| self.origin.clone());
+                let saved = std::mem::replace(&mut self.origin, inner);
+                let after = self.load_items(m, fid, items, scope2, depth + 1);
+                self.origin = saved;
+                after
             }
             Err(e) => {
                 fail(self, e.to_string(), out);
@@ -760,7 +899,8 @@ impl<'a> Loader<'a> {
                 Item::Macro(mac) if mac.ident.is_some() && mac.mac.path.is_ident("macro_rules") => {
                     let name = mac.ident.as_ref().map(|i| i.unraw().to_string()).unwrap_or_default();
                     let (exported, local_inner) = macros::export_attrs(&mac.attrs);
-                    let def = Rc::new(MacroDefn::local(name.clone(), mac.mac.tokens.clone(), self.ex.edition, local_inner));
+                    let line = mac.ident.as_ref().map_or(1, |i| i.span().start().line);
+                    let def = Rc::new(MacroDefn::local(name.clone(), mac.mac.tokens.clone(), self.ex.edition, local_inner).at(self.ex, &file, line));
                     if exported {
                         self.ex.exported.borrow_mut().insert(name.clone(), def.clone());
                     }
@@ -965,28 +1105,11 @@ impl<'a> Loader<'a> {
         }
         let at = format!("{file}:{}", im.mod_token.span.start().line);
         let base = &self.modules[parent];
-        // Every file the module is in some configuration: each possible `#[path]` (relative to
-        // the module's directory), and the default file when no `path` may be active.
-        let mut candidates: Vec<(String, bool)> = Vec::new();
-        let mut outside: Vec<String> = Vec::new();
-        for p in &files.paths {
-            match paths::join(&base.path_dir, p) {
-                Some(t) => candidates.push((t, true)),
-                None => outside.push(p.clone()),
-            }
-        }
-        let defaults = paths::module_candidates(&base.child_dir, &name);
-        if files.default {
-            candidates.extend(defaults.iter().map(|d| (d.clone(), false)));
-        }
-        let mut existing: Vec<(String, bool)> = Vec::new();
-        for (c, via_path) in &candidates {
-            // `x.rs` and `x/mod.rs` are one candidate: rustc takes the first that exists.
-            if !via_path && existing.iter().any(|(e, p)| !p && defaults.contains(e)) {
-                continue;
-            }
-            if self.tree.contains_key(c.as_str()) && !existing.iter().any(|(e, _)| e == c) {
-                existing.push((c.clone(), *via_path));
+        let ModCandidates { tried: candidates, mut existing, outside } =
+            mod_candidates(&files, &base.path_dir, &base.child_dir, &name, self.tree);
+        for p in &files.off {
+            if let Some(f) = paths::join(&base.path_dir, p) {
+                self.skipped.push(SkippedDecl { file: f, predicate: files.text.clone(), at: at.clone() });
             }
         }
         for p in &outside {

@@ -27,6 +27,7 @@ use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 
 use super::mbe::{Budget, DefError, Edition, ExpandError, MacroRules};
 use super::{ExportedMacro, Exports};
+use crate::surface::model::Expansion;
 
 /// A `macro_rules!` definition, of this crate or of a dependency.
 pub(crate) struct MacroDefn {
@@ -40,6 +41,8 @@ pub(crate) struct MacroDefn {
     pub body: TokenStream,
     pub edition: Edition,
     pub local_inner: bool,
+    /// Where it is defined: crate, version, file and line.
+    pub origin: Option<Rc<Expansion>>,
 }
 
 impl MacroDefn {
@@ -54,7 +57,15 @@ impl MacroDefn {
             body,
             edition,
             local_inner,
+            origin: None,
         }
+    }
+
+    /// The same definition, defined at `file:line` of the crate being analysed.
+    pub fn at(mut self, ex: &Expander, file: &str, line: usize) -> MacroDefn {
+        let (krate, version) = ex.crate_id.borrow().clone();
+        self.origin = Some(Rc::new(Expansion { name: self.name.clone(), krate, version, file: file.to_string(), line: line.max(1) as u32 }));
+        self
     }
 
     /// How another crate sees this macro: `marker` is what `$crate` becomes there.
@@ -66,6 +77,7 @@ impl MacroDefn {
                 krate: marker.to_string(),
                 edition: self.edition,
                 local_inner: self.local_inner,
+                origin: self.origin.as_deref().cloned(),
             },
         }
     }
@@ -138,6 +150,8 @@ pub(crate) struct Expander<'a> {
     pub stats: RefCell<Stats>,
     /// The package's build-script evaluation: the files `include!` may read from OUT_DIR.
     pub build: Option<&'a crate::surface::buildscript::Evaluation>,
+    /// The crate being analysed and its version (where its macros are defined).
+    pub crate_id: RefCell<(String, String)>,
 }
 
 /// The default `#![recursion_limit]`.
@@ -160,6 +174,7 @@ impl<'a> Expander<'a> {
             module_macros: RefCell::new(Vec::new()),
             stats: RefCell::new(Stats::default()),
             build: None,
+            crate_id: RefCell::new((String::new(), String::new())),
         }
     }
 
@@ -182,6 +197,7 @@ impl<'a> Expander<'a> {
             };
             let rules = MacroRules::parse(body.clone(), em.edition, em.local_inner);
             let name = path.rsplit("::").next().unwrap_or(path).to_string();
+            let origin = em.origin.clone().map(|o| Rc::new(Expansion { name: name.clone(), ..o }));
             Rc::new(MacroDefn {
                 name,
                 rules,
@@ -190,6 +206,7 @@ impl<'a> Expander<'a> {
                 body,
                 edition: em.edition,
                 local_inner: em.local_inner,
+                origin,
             })
         });
         self.dep_cache.borrow_mut().insert(key, def.clone());

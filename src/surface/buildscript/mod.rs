@@ -599,6 +599,8 @@ fn path_out(st: &interp::PathState) -> PathOut {
     let mut cur: Sym = Vec::new();
     let mut cur_origin: BTreeSet<String> = BTreeSet::new();
     let mut any_hole: Option<String> = None;
+    // The places that print text that may hold any directive (a `link` origin is a place).
+    let mut hole_origin: BTreeSet<String> = BTreeSet::new();
     for c in &st.stdout {
         for seg in &c.text {
             match seg {
@@ -616,8 +618,9 @@ fn path_out(st: &interp::PathState) -> PathOut {
                     }
                 }
                 Seg::Hole(class) => {
-                    if class.may_contain('\n') && any_hole.is_none() {
-                        any_hole = Some(format!("{} prints text the evaluation does not know", c.origin));
+                    if class.may_contain('\n') {
+                        any_hole.get_or_insert_with(|| format!("{} prints text the evaluation does not know", c.origin));
+                        hole_origin.insert(c.origin.to_string());
                     }
                     cur.push(seg.clone());
                     cur_origin.insert(c.origin.to_string());
@@ -631,7 +634,7 @@ fn path_out(st: &interp::PathState) -> PathOut {
     if let Some(why) = any_hole {
         out.cfg_unknown = Some(why.clone());
         out.env_unknown = Some(why.clone());
-        out.links.entry(("rustc-link-lib".into(), None)).or_default().insert(why);
+        out.links.entry(("rustc-link-lib".into(), None)).or_default().extend(hole_origin);
     }
     for (line, origin) in lines {
         let text = match fmt::literal(&line) {

@@ -114,6 +114,10 @@ fn printing_unknown_text_makes_every_directive_unknown() {
     let e = eval("fn main() { println!(\"{}\", std::env::var(\"X\").unwrap_or_default()); }");
     assert!(!e.cfg.exact);
     assert!(e.other_env.is_some());
+    // Any link directive may be among it: build.native evidence at the line that prints it.
+    let e = eval("fn main() {\n    let x = 1;\n    println!(\"{}\", std::env::var(\"X\").unwrap_or_default());\n}");
+    assert_eq!(e.link.iter().map(|l| (l.kind.as_str(), l.value.clone(), l.origin.clone())).collect::<Vec<_>>(), [("rustc-link-lib", None, vec!["build.rs:3".to_string()])]);
+    assert_eq!(e.link_evidence().iter().map(|(f, l, _)| (f.as_str(), *l)).collect::<Vec<_>>(), [("build.rs", 3)]);
     // A warning with an unknown number in it is still only a warning.
     let e = eval("fn main() { let n: u32 = std::env::var(\"N\").ok().and_then(|v| v.parse().ok()).unwrap_or(3); println!(\"cargo:warning=n is {n}\"); }");
     assert!(e.cfg.exact, "{e:?}");
