@@ -1028,6 +1028,14 @@ fn unknown_method(it: &mut Interp, u: Rc<Unknown>, name: &str, args: Vec<V>, spa
         if name == "parse" { Kind::Any } else { Kind::Int }
     } else if matches!(name, "to_string" | "trim" | "to_lowercase" | "to_uppercase" | "replace" | "display" | "to_string_lossy" | "into_string" | "unwrap" | "expect" | "unwrap_or_default") && u.kind == Kind::Str {
         Kind::Str
+    } else if matches!(name, "map_or" | "unwrap_or") {
+        // The result has the type of the default (Rust types both branches alike).
+        match args.first().map(deref) {
+            Some(V::Bool(_)) => Kind::Bool,
+            Some(V::Int(_)) => Kind::Int,
+            Some(V::Unknown(d)) if matches!(d.kind, Kind::Bool | Kind::Int) => d.kind,
+            _ => Kind::Any,
+        }
     } else {
         Kind::Any
     };

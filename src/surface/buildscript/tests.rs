@@ -121,6 +121,12 @@ fn printing_unknown_text_makes_every_directive_unknown() {
     // A warning with an unknown number in it is still only a warning.
     let e = eval("fn main() { let n: u32 = std::env::var(\"N\").ok().and_then(|v| v.parse().ok()).unwrap_or(3); println!(\"cargo:warning=n is {n}\"); }");
     assert!(e.cfg.exact, "{e:?}");
+    // `map_or`/`unwrap_or` of an unknown value has its default's type: a bool prints no line.
+    let e = eval("fn main() { let v = std::env::var(\"V\").unwrap_or_default(); let n = v.split('-').nth(1).map_or(false, |s| s.starts_with(\"dev\")); println!(\"cargo:warning=nightly={n}\"); }");
+    assert!(e.cfg.exact && e.link.is_empty(), "{e:?}");
+    // Its twin, whose default is a string, may print any directive.
+    let e = eval("fn main() { let v = std::env::var(\"V\").unwrap_or_default(); let n = v.split('-').nth(1).map_or(String::new(), |s| s.to_string()); println!(\"cargo:warning=nightly={n}\"); }");
+    assert!(!e.cfg.exact && !e.link.is_empty(), "{e:?}");
 }
 
 #[test]
