@@ -61,6 +61,20 @@ fn registry_deps() -> Vec<Dep> {
             deps: vec!["cc"],
         },
         Dep {
+            name: "gen",
+            version: "0.3.0",
+            files: vec![
+                ("Cargo.toml", manifest("gen", "0.3.0", "", "")),
+                (
+                    "build.rs",
+                    "use std::env;\nuse std::fs;\nuse std::path::Path;\n\nfn main() {\n    let out = env::var(\"OUT_DIR\").unwrap();\n    fs::write(Path::new(&out).join(\"shell.rs\"), \"pub fn run() {\\n    std::process::Command::new(\\\"sh\\\").status().ok();\\n}\\n\").unwrap();\n    println!(\"cargo:rustc-link-lib=z\");\n    if env::var(\"CARGO_CFG_TARGET_OS\").unwrap() == \"windows\" {\n        println!(\"cargo:rustc-cfg=win_only\");\n    }\n}\n"
+                        .into(),
+                ),
+                ("src/lib.rs", "include!(concat!(env!(\"OUT_DIR\"), \"/shell.rs\"));\n\n#[cfg(win_only)]\npub fn gone() {\n    let _ = std::fs::remove_file(\"x\");\n}\n".into()),
+            ],
+            deps: vec![],
+        },
+        Dep {
             name: "cc",
             version: "1.2.0",
             files: vec![
@@ -419,6 +433,35 @@ fn a_path_package_named_like_a_registry_package_is_analysed_as_itself() {
         assert_eq!(vendored["findings"][0]["file"], "src/lib.rs", "run {run}");
         let registry = krate(program(&doc, "app"), "netlib");
         assert_eq!(caps(registry), ["net.connect"], "run {run}: {registry:#}");
+    }
+}
+
+#[test]
+fn generated_code_is_analysed_with_its_origin_and_build_script_cfgs_are_exact() {
+    let w = World::new();
+    let root = w.ws.path();
+    write(root, "tool/Cargo.toml", &manifest("tool", "0.1.0", "spawner = \"2\"\nfslib = \"0.4\"\ngen = \"0.3\"\n", ""));
+    write(root, "tool/src/main.rs", "fn main() {\n    gen::run();\n    spawner::run();\n}\n");
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap();
+    write(root, "Cargo.lock", &lock.replace("dependencies = [\"fslib\", \"spawner\"]", "dependencies = [\"fslib\", \"gen\", \"spawner\"]"));
+    // Twice: the second run reads the build script's evaluation from the cache.
+    for run in 0..2 {
+        let doc: Value = surface_doc::inline(serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap());
+        let g = krate(program(&doc, "tool"), "gen");
+        let f: Vec<String> = g["findings"].as_array().unwrap().iter().map(|f| format!("{} {}:{} {}", f["capability"].as_str().unwrap(), f["file"].as_str().unwrap(), f["line"], f["path"].as_str().unwrap())).collect();
+        assert!(f.contains(&"process.spawn $OUT_DIR/shell.rs:2 std::process::Command::new".to_string()), "run {run}: {f:?}");
+        assert!(f.contains(&"build.native build.rs:8 cargo:rustc-link-lib=z".to_string()), "run {run}: {f:?}");
+        // `win_only` is known false on Linux: `gone` is not compiled.
+        assert!(!f.iter().any(|x| x.starts_with("unanalyzed") || x.starts_with("fs.write src/lib.rs")), "run {run}: {f:?}");
+        let bs = &g["build_scripts"][0];
+        assert_eq!(bs["files"][0]["path"], "$OUT_DIR/shell.rs", "{bs:#}");
+        assert_eq!(bs["files"][0]["lines"][0], serde_json::json!({"from": 1, "to": 3, "origin": ["build.rs:7"]}), "{bs:#}");
+        assert!(bs["files"][0].get("content").is_none(), "the text stays in the cache: {bs:#}");
+        assert_eq!(bs["cfg"]["exact"], true);
+        assert_eq!(bs["link"][0], serde_json::json!({"kind": "rustc-link-lib", "value": "z", "origin": ["build.rs:8"]}));
+        // The program calls gen::run, which reaches the generated code's process.spawn.
+        assert!(caps(program(&doc, "tool")).contains(&"process.spawn".to_string()));
+        assert!(caps(program(&doc, "tool")).contains(&"build.native".to_string()));
     }
 }
 

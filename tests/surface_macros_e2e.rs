@@ -226,10 +226,18 @@ fn modules_in_cfg_macros_exported_macros_build_cfgs_and_2015_code_are_seen() {
     let own = krate(&doc, "app", "app");
     assert!(findings(own, "process.spawn").contains(&"src/main.rs:2 std::process::Command::new".to_string()), "{own:#?}");
 
-    // cfgbuild's build script sets `has_sockets`: both branches are analyzed.
+    // cfgbuild's build script sets `has_sockets`, and nothing else: evaluated, the cfg is
+    // exactly true, and the other branch is not compiled.
     let cb = krate(&doc, "app", "cfgbuild");
     assert_eq!(findings(cb, "net.listen"), ["src/lib.rs:3 std::net::TcpListener::bind"]);
-    assert_eq!(findings(cb, "fs.read"), ["src/lib.rs:8 std::fs::read"]);
+    assert!(findings(cb, "fs.read").is_empty(), "{cb:#?}");
+    let bs = &cb.unwrap()["build_scripts"][0];
+    assert_eq!(bs["complete"], true, "{bs:#}");
+    assert_eq!(bs["cfg"]["exact"], true, "{bs:#}");
+    assert_eq!(bs["cfg"]["set"][0]["value"], "has_sockets");
+    assert_eq!(bs["cfg"]["set"][0]["origin"][0], "build.rs:3");
+    assert_eq!(bs["toolchain"], "1.95.0");
+    assert_eq!(bs["toolchain_from"], "default");
 
     // Edition-2015 syntax: analyzed, nothing unanalyzed.
     let old = krate(&doc, "app", "oldsig");

@@ -417,7 +417,7 @@ const NATIVE_BUILD_DEPS: &[&str] = &["cc", "cmake", "pkg-config", "bindgen", "au
 
 /// The `--cfg` values of the rustflags cargo would use for the workspace and the target (see
 /// [`super::cfg::flags`]).
-fn workspace_flags(config: &Config, cfg: &CfgEnv) -> Result<Vec<cargo_platform::Cfg>, SurfaceError> {
+fn workspace_flags(config: &Config, cfg: &CfgEnv) -> Result<(Vec<cargo_platform::Cfg>, Vec<String>), SurfaceError> {
     let env: Vec<(String, String)> = match &config.fetch.env {
         Some(env) => env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         None => std::env::vars().collect(),
@@ -432,7 +432,8 @@ fn workspace_flags(config: &Config, cfg: &CfgEnv) -> Result<Vec<cargo_platform::
         }
     });
     let src = super::cfg::flags::FlagSources { cwd: &config.root, cargo_home: cargo_home.as_deref(), env: &env };
-    super::cfg::flags::workspace_cfgs(&src, cfg).map_err(|e| SurfaceError::Config(format!("rustflags: {e}")))
+    let err = |e: super::cfg::flags::FlagsError| SurfaceError::Config(format!("rustflags: {e}"));
+    Ok((super::cfg::flags::workspace_cfgs(&src, cfg).map_err(err)?, super::cfg::flags::workspace_rustflags(&src, cfg).map_err(err)?))
 }
 
 /// Analyze every unit; results indexed like `graph.units`.
@@ -474,8 +475,10 @@ fn analyze_all(
     let markers: Vec<String> = graph.units.iter().map(marker_of).collect();
     let by_marker: HashMap<&str, usize> = markers.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
     let base_cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
-    let flags = workspace_flags(config, &base_cfg)?;
+    let (flags, rustflags) = workspace_flags(config, &base_cfg)?;
     let base_cfg = base_cfg.with_flags(&flags);
+    // What build-script evaluations answer compiler probes with.
+    let toolchain = super::buildscript::Toolchain::for_workspace(&config.root);
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let progress = &config.fetch.progress;
     progress.add(crate::progress::Stage::Analyse, n as u64);
@@ -505,7 +508,13 @@ fn analyze_all(
                 .iter()
                 .find(|(name, _)| name == crate::workspace::BUILD_SCRIPT_DEP)
                 .map(|(_, d)| graph.units[*d].root.as_str());
-            let ctx = UnitCtx { sources, disk_trees, base_cfg: &base_cfg, rules, cache: &cache, target: &config.target, marker: &markers[i], build_root };
+            let build_eval = unit
+                .deps
+                .iter()
+                .find(|(name, _)| name == crate::workspace::BUILD_SCRIPT_DEP)
+                .and_then(|(_, d)| done(*d))
+                .and_then(|d| d.analysis.build.clone());
+            let ctx = UnitCtx { sources, disk_trees, base_cfg: &base_cfg, rules, cache: &cache, target: &config.target, marker: &markers[i], build_root, toolchain: &toolchain, rustflags: &rustflags, build_eval };
             progress.start(crate::progress::Stage::Analyse, || format!("{} {}", unit.package.name, unit.package.version));
             let analysed = analyze_unit(unit, &deps, &ctx);
             progress.done(crate::progress::Stage::Analyse);
@@ -517,6 +526,12 @@ fn analyze_all(
                 }
             };
             analysis.findings.extend(kind_findings(unit, ws));
+            // Link directives the build script prints: it links native code.
+            if let Some(ev) = analysis.build.clone() {
+                for (file, line, text) in ev.link_evidence() {
+                    analysis.findings.push(Finding { capability: Capability::BuildNative, scope: Scope::Build, file, line, column: 1, path: text, chain: Vec::new(), expanded_from: None });
+                }
+            }
             if unit.kind == UnitKind::BuildScript {
                 for &(_, d) in &unit.deps {
                     let dep = &graph.units[d];
@@ -589,6 +604,11 @@ struct UnitCtx<'a> {
     target: &'a str,
     marker: &'a str,
     build_root: Option<&'a str>,
+    /// The compiler the build is taken to use (for build-script evaluation).
+    toolchain: &'a super::buildscript::Toolchain,
+    rustflags: &'a [String],
+    /// The evaluation of the unit's package's build script, when it has one.
+    build_eval: Option<Arc<super::buildscript::Evaluation>>,
 }
 
 fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<CrateAnalysis, SurfaceError> {
@@ -606,11 +626,28 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
     if unit.scope == Scope::Build {
         cfg = cfg.for_host_unit();
     }
-    let others = if ctx.build_root.is_some() && unit.kind != UnitKind::BuildScript { Others::Unknown } else { Others::False };
+    // With an evaluation of the build script, the cfgs it sets are exact when every one it
+    // can print is known (see `buildscript`), and the features it turns on are on.
+    let build_eval = ctx.build_eval.as_deref().filter(|_| unit.kind != UnitKind::BuildScript);
+    let others = if ctx.build_root.is_some() && unit.kind != UnitKind::BuildScript { super::buildscript::cfg_others(build_eval) } else { Others::False };
+    if let Some(ev) = build_eval {
+        let extra = ev.features();
+        if !extra.is_subset(&unit.features) {
+            cfg = cfg.with_features(&unit.features.union(&extra).cloned().collect());
+        }
+    }
+    let host_cfg = cfg.clone();
     let cfg = cfg.with_others(others);
     // The store key of a package read from the store; a package on disk is never cached.
     let store_key = SourceStore::key(&unit.package).filter(|k| unit.package_dir.is_none() && sources.crates.contains_key(k));
-    let keyed_target = format!("{target}\n{}", cfg.fingerprint());
+    let mut keyed_target = format!("{target}\n{}", cfg.fingerprint());
+    if unit.kind == UnitKind::BuildScript {
+        // What the evaluation answers probes with, and sees as CARGO_ENCODED_RUSTFLAGS.
+        keyed_target.push_str(&format!("\n{}\nrustflags {:?}", ctx.toolchain.fingerprint(), ctx.rustflags));
+    }
+    if let Some(ev) = build_eval {
+        keyed_target.push_str(&format!("\nbuild script {}", ev.digest));
+    }
     let cache_key = store_key.as_deref().map(|c| cache.key(c, unit, &keyed_target, &digests));
     if let Some(hit) = cache_key.as_deref().and_then(|k| cache.get(k)) {
         return Ok(hit);
@@ -626,13 +663,26 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
             }
         }
     } else if let Some(c) = store_key.as_deref().and_then(|k| sources.crates.get(k)) {
-        std::sync::Arc::new(unpack(&unit.package.name, &unit.package.version, &c.bytes)?)
+        let mut t = unpack(&unit.package.name, &unit.package.version, &c.bytes)?;
+        if let Some(ev) = build_eval {
+            ev.add_to(&mut t);
+        }
+        std::sync::Arc::new(t)
     } else {
         let why = match unit.package.source.as_deref() {
             Some(s) if s.starts_with("git+") => "git source: no checksum in Cargo.lock, not fetched".to_string(),
             _ => "package source not available".to_string(),
         };
         return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, why)], ..CrateAnalysis::default() });
+    };
+    // A package on disk is shared by its units: the generated files go into a copy.
+    let tree = match build_eval {
+        Some(ev) if unit.package_dir.is_some() && !ev.files.is_empty() => {
+            let mut t = (*tree).clone();
+            ev.add_to(&mut t);
+            std::sync::Arc::new(t)
+        }
+        _ => tree,
     };
     let dep_map: BTreeMap<String, std::sync::Arc<Exports>> = deps.iter().map(|(n, d)| (n.clone(), d.analysis.exports.clone())).collect();
     let input = CrateInput {
@@ -652,7 +702,33 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
     };
     // An analyzer bug on one crate must not pass for "no capability" nor stop the run: the
     // crate is reported unanalyzed, which the ratchet counts like any capability.
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyze::analyze(&input)));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut a = analyze::analyze_built(&input, build_eval);
+        if unit.kind == UnitKind::BuildScript {
+            let target_cfg = base_cfg.with_features(&unit.features);
+            let script_deps: BTreeMap<String, String> = deps
+                .iter()
+                .filter(|(n, _)| !n.starts_with("__velaris_crate_"))
+                .map(|(n, d)| (n.clone(), if d.analysis.exports.crate_name.is_empty() { n.clone() } else { d.analysis.exports.crate_name.clone() }))
+                .collect();
+            a.build = Some(Arc::new(super::buildscript::evaluate(&super::buildscript::Package {
+                name: &unit.package.name,
+                version: &unit.package.version,
+                files: &tree,
+                root: &unit.root,
+                features: &unit.features,
+                links: unit.links.as_deref(),
+                target_cfg: &target_cfg,
+                host_cfg: &host_cfg,
+                rustflags: Some(ctx.rustflags),
+                toolchain: ctx.toolchain,
+                deps: script_deps,
+                edition: Edition::from_manifest(Some(&unit.edition)),
+                budget: super::buildscript::Budget::default(),
+            })));
+        }
+        a
+    }));
     let analysis = match caught {
         Ok(mut a) => {
             a.exports_digest = exports_digest(&a.exports);
@@ -863,7 +939,8 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
     let mut programs = Vec::new();
     // What each set of units of a crate shows, shared between programs.
     #[allow(clippy::type_complexity)]
-    let mut shared: HashMap<Vec<usize>, (BTreeSet<Capability>, Arc<Vec<Finding>>, Arc<Vec<String>>, Arc<Vec<Unloaded>>, u64)> = HashMap::new();
+    let mut shared: HashMap<Vec<usize>, (BTreeSet<Capability>, Arc<Vec<Finding>>, Arc<Vec<String>>, Arc<Vec<Unloaded>>, u64, Arc<Vec<crate::surface::buildscript::Evaluation>>)> =
+        HashMap::new();
     for prog in &graph.programs {
         // Crates by (name, version): findings of all their units (lib, build script).
         let mut crates: BTreeMap<(String, String), (Vec<String>, Vec<usize>)> = BTreeMap::new();
@@ -1006,7 +1083,14 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                             None => (Vec::new(), 0),
                         };
                         let capabilities = findings.iter().map(|f| f.capability).collect();
-                        (capabilities, Arc::new(findings), Arc::new(files), Arc::new(list), count)
+                        // What its build scripts were evaluated to, without the generated text.
+                        let mut builds: Vec<crate::surface::buildscript::Evaluation> = Vec::new();
+                        for r in units.iter().filter_map(|&u| analyses[u].build.as_ref()).map(|ev| ev.record()) {
+                            if !builds.contains(&r) {
+                                builds.push(r);
+                            }
+                        }
+                        (capabilities, Arc::new(findings), Arc::new(files), Arc::new(list), count, Arc::new(builds))
                     })
                     .clone();
                 let (mut capabilities, mut findings) = (d.0, d.1);
@@ -1018,7 +1102,7 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                     capabilities = all.iter().map(|f| f.capability).collect();
                     findings = Arc::new(all);
                 }
-                CrateSurface { name, version, capabilities, findings, via, files: d.2, unloaded: d.3, unloaded_count: d.4 }
+                CrateSurface { name, version, capabilities, findings, via, files: d.2, unloaded: d.3, unloaded_count: d.4, build_scripts: d.5 }
             })
             .collect();
         list.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));

@@ -5,6 +5,8 @@
 //!   (data/rules.toml, compiled in) and the user overlay.
 //! - [`cfg`]: target and feature cfg evaluation.
 //! - [`analyze`]: one crate's findings, from its source tree.
+//! - [`buildscript`]: what a package's build script prints and writes, evaluated from its
+//!   source without running it.
 //! - [`guard`]: what source may be parsed (nesting depth, size) and the large-stack threads
 //!   analysis runs on.
 //! - [`engine`]: the whole run, from a workspace on disk to its [`Surface`]; `cache` keeps
@@ -15,6 +17,7 @@
 //! invoked.
 
 pub mod analyze;
+pub mod buildscript;
 mod cache;
 pub mod callgraph;
 #[cfg(test)]

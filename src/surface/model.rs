@@ -228,6 +228,12 @@ pub struct CrateSurface {
     /// How many `.rs` files were not analysed in all (`unloaded` may hold fewer).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unloaded_count: u64,
+    /// What evaluating the package's build script found: the files it writes in OUT_DIR
+    /// (with the build.rs lines that wrote each line), the cfgs, environment variables and
+    /// link directives it prints (docs/json.md). One per build-script unit in the program; shared
+    /// like `findings`.
+    #[serde(default, skip_serializing_if = "is_empty_arc")]
+    pub build_scripts: Arc<Vec<crate::surface::buildscript::Evaluation>>,
 }
 
 fn is_empty_arc<T>(v: &Arc<Vec<T>>) -> bool {

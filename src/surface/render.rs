@@ -34,6 +34,9 @@ struct CrateDoc<'a> {
     unloaded: &'a [super::model::Unloaded],
     #[serde(skip_serializing_if = "is_zero")]
     unloaded_count: u64,
+    /// What its build scripts were evaluated to (docs/json.md).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    build_scripts: &'a [crate::surface::buildscript::Evaluation],
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -79,7 +82,7 @@ pub fn json(surface: &Surface) -> String {
             let variants = ids.entry((c.name.as_str(), c.version.as_str())).or_default();
             let same = |o: &CrateSurface| {
                 std::sync::Arc::ptr_eq(&o.findings, &c.findings) && std::sync::Arc::ptr_eq(&o.files, &c.files)
-                    || (o.findings == c.findings && o.files == c.files && o.unloaded == c.unloaded)
+                    || (o.findings == c.findings && o.files == c.files && o.unloaded == c.unloaded && o.build_scripts == c.build_scripts)
             };
             let id = match variants.iter().find(|(o, _)| same(o)) {
                 Some((_, id)) => id.clone(),
@@ -99,6 +102,7 @@ pub fn json(surface: &Surface) -> String {
                         files: &c.files,
                         unloaded: &c.unloaded,
                         unloaded_count: c.unloaded_count,
+                        build_scripts: &c.build_scripts,
                     });
                     id
                 }

@@ -980,11 +980,13 @@ impl<'a> Loader<'a> {
 
     fn include_items(&mut self, m: ModId, file: &str, mac: &syn::Macro, scope: Textual, depth: usize) -> Textual {
         let span = mac.path.segments.first().map_or_else(Span::call_site, |s| s.ident.span());
-        let Some(rel) = include_literal(&mac.tokens) else {
-            self.sink.add(Capability::Unanalyzed, file, span, "include! of a generated file");
-            return scope;
+        let (rel, target) = match crate::surface::buildscript::include::target(&mac.tokens, file, self.ex.build) {
+            Ok(t) => t,
+            Err(why) => {
+                self.sink.add(Capability::Unanalyzed, file, span, why);
+                return scope;
+            }
         };
-        let target = paths::join(paths::dir_of(file), &rel);
         let Some((target, bytes)) = target.and_then(|t| self.tree.get(&t).map(|b| (t, b))) else {
             self.sink.add(Capability::Unanalyzed, file, span, format!("include! of a missing file: {rel}"));
             return scope;

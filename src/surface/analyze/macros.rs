@@ -148,6 +148,8 @@ pub(crate) struct Expander<'a> {
     /// whether the `use` is `pub`.
     pub module_macros: RefCell<Vec<HashMap<String, (MacroRef, bool)>>>,
     pub stats: RefCell<Stats>,
+    /// The package's build-script evaluation: the files `include!` may read from OUT_DIR.
+    pub build: Option<&'a crate::surface::buildscript::Evaluation>,
     /// The crate being analysed and its version (where its macros are defined).
     pub crate_id: RefCell<(String, String)>,
 }
@@ -171,6 +173,7 @@ impl<'a> Expander<'a> {
             macro_use: RefCell::new(HashMap::new()),
             module_macros: RefCell::new(Vec::new()),
             stats: RefCell::new(Stats::default()),
+            build: None,
             crate_id: RefCell::new((String::new(), String::new())),
         }
     }

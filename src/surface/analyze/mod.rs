@@ -93,11 +93,11 @@
 //! external modules for names the rules do not know.
 
 mod attrs;
-mod loader;
+pub(crate) mod loader;
 mod macros;
 pub(crate) mod mbe;
 mod oracle;
-mod paths;
+pub(crate) mod paths;
 mod recover;
 pub(crate) mod summary;
 pub(crate) mod scope;
@@ -249,6 +249,9 @@ pub struct CrateAnalysis {
     /// the engine sets it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub exports_digest: String,
+    /// For a build script: what evaluating it found (the engine sets it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<std::sync::Arc<crate::surface::buildscript::Evaluation>>,
 }
 
 /// A module file declared under a false cfg: `file`, and `detail` (the predicate and where
@@ -265,7 +268,14 @@ pub struct SkippedFile {
 /// function releases it when it is done (`proc_macro2::extra::invalidate_current_thread_spans`),
 /// so no proc-macro2 span created on this thread before the call may be used after it.
 pub fn analyze(input: &CrateInput) -> CrateAnalysis {
-    let out = analyze_with(
+    analyze_built(input, None)
+}
+
+/// [`analyze`], with the package's build-script evaluation: `include!` of a file it writes in
+/// OUT_DIR reads that file, which must be in `input.files` under `$OUT_DIR/`
+/// ([`crate::surface::buildscript::Evaluation::add_to`]).
+pub fn analyze_built(input: &CrateInput, build: Option<&crate::surface::buildscript::Evaluation>) -> CrateAnalysis {
+    let out = analyze_with_build(
         &Unit {
             crate_name: input.crate_name,
             files: input.files,
@@ -279,6 +289,7 @@ pub fn analyze(input: &CrateInput) -> CrateAnalysis {
         },
         input.cfg,
         input.rules,
+        build,
     );
     proc_macro2::extra::invalidate_current_thread_spans();
     out
@@ -297,8 +308,14 @@ pub(crate) struct Unit<'a> {
     pub open_sites: bool,
 }
 
+#[cfg(test)]
 fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource) -> CrateAnalysis {
-    let ex = macros::Expander::new(u.deps, u.edition);
+    analyze_with_build(u, cfg, rules, None)
+}
+
+fn analyze_with_build(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource, build: Option<&crate::surface::buildscript::Evaluation>) -> CrateAnalysis {
+    let mut ex = macros::Expander::new(u.deps, u.edition);
+    ex.build = build;
     *ex.crate_id.borrow_mut() = (u.crate_name.to_string(), u.version.to_string());
     let parts = scope::Parts { crate_name: u.crate_name, deps: u.deps, rules, cfg };
     let (loaded, mut sink) = loader::Loader::new(u.files, cfg, u.scope, &ex).load(u.root, &parts);
@@ -396,6 +413,7 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
         constructed,
         entry,
         roots,
+        build: None,
     }
 }
 

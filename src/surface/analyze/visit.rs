@@ -1336,11 +1336,13 @@ impl<'a> Analyzer<'a> {
 
     fn include(&mut self, mac: &syn::Macro) {
         let span = first_span(&mac.path);
-        let Some(rel) = loader::include_literal(&mac.tokens) else {
-            self.add(Capability::Unanalyzed, span, "include! of a generated file");
-            return;
+        let (rel, target) = match crate::surface::buildscript::include::target(&mac.tokens, &self.file, self.r.ex.build) {
+            Ok(t) => t,
+            Err(why) => {
+                self.add(Capability::Unanalyzed, span, why);
+                return;
+            }
         };
-        let target = super::paths::join(super::paths::dir_of(&self.file), &rel);
         let Some((target, bytes)) = target.and_then(|t| self.tree.get(&t).map(|b| (t, b))) else {
             self.add(Capability::Unanalyzed, span, format!("include! of a missing file: {rel}"));
             return;

@@ -45,6 +45,12 @@ pub fn workspace_cfgs(src: &FlagSources, cfg: &CfgEnv) -> Result<Vec<Cfg>, Flags
     Ok(out)
 }
 
+/// Every rustflag cargo would use for `cfg`'s target, in order (what a build script sees as
+/// `CARGO_ENCODED_RUSTFLAGS`).
+pub fn workspace_rustflags(src: &FlagSources, cfg: &CfgEnv) -> Result<Vec<String>, FlagsError> {
+    rustflags(src, cfg)
+}
+
 fn env<'a>(src: &'a FlagSources, key: &str) -> Option<&'a str> {
     src.env.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
