@@ -468,6 +468,9 @@ pub(crate) struct Loader<'a> {
     /// Files of the modules being loaded, innermost last (circular `#[path]`s).
     stack: Vec<String>,
     pending: Vec<Pending>,
+    /// Expansions being loaded: what they leave in the module tree is held for the whole
+    /// analysis and counted as such (see [`Expander::keep`]).
+    expanding: usize,
 }
 
 const MAX_MODULE_DEPTH: usize = 64;
@@ -484,6 +487,7 @@ impl<'a> Loader<'a> {
             modules: Vec::new(),
             stack: Vec::new(),
             pending: Vec::new(),
+            expanding: 0,
         }
     }
 
@@ -584,6 +588,9 @@ impl<'a> Loader<'a> {
     }
 
     fn push_entry(&mut self, m: ModId, fid: FileId, item: Item, scope: &Textual) {
+        if self.expanding > 0 {
+            self.ex.keep(macros::syntax_size(&item));
+        }
         self.modules[m].entries.push(Entry { file: fid, item, macros: scope.clone() });
     }
 
@@ -602,14 +609,18 @@ impl<'a> Loader<'a> {
             fail(self, macros::ExpandFailure::Recursion(self.ex.recursion_limit.get()).to_string(), mac.mac.tokens.clone());
             return scope;
         }
-        let out = match self.ex.expand(def, &mac.mac) {
+        // The expansion is held while it is loaded; what it leaves in the module tree stays
+        // held (`push_entry`).
+        let mark = self.ex.mark();
+        let out = match self.ex.expand(def, &mac.mac, depth > 0) {
             Ok(t) => t,
             Err(e) => {
                 fail(self, e.to_string(), mac.mac.tokens.clone());
                 return scope;
             }
         };
-        match macros::parse_items(out.clone()) {
+        self.expanding += 1;
+        let scope = match macros::parse_items(out.clone()) {
             Ok(items) => {
                 let scope2 = scope.clone();
                 self.load_items(m, fid, items, scope2, depth + 1)
@@ -618,7 +629,10 @@ impl<'a> Loader<'a> {
                 fail(self, e.to_string(), out);
                 scope
             }
-        }
+        };
+        self.expanding -= 1;
+        self.ex.release_to(mark);
+        scope
     }
 
     /// Expand the macro invocations inside an `extern` block that resolve now, so the
@@ -637,7 +651,7 @@ impl<'a> Loader<'a> {
                 out.push(it);
                 continue;
             };
-            match self.ex.expand(&def, &fmac.mac).and_then(macros::parse_foreign_items) {
+            match self.ex.expand(&def, &fmac.mac, depth > 0).and_then(macros::parse_foreign_items) {
                 Ok(items) => {
                     let mut inner = syn::ItemForeignMod { attrs: Vec::new(), unsafety: None, abi: fm.abi.clone(), brace_token: fm.brace_token, items };
                     self.expand_foreign(&mut inner, fid, scope, depth + 1);
@@ -807,6 +821,9 @@ impl<'a> Loader<'a> {
             path_dir,
         });
         let id = self.modules.len() - 1;
+        if self.expanding > 0 {
+            self.ex.keep(macros::MODULE_SIZE);
+        }
         self.ex.ensure_module(id);
         self.modules[parent].children.push((name, id, public));
         id

@@ -241,7 +241,13 @@ pub(crate) struct Unit<'a> {
 }
 
 fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource) -> CrateAnalysis {
-    let ex = macros::Expander::new(u.deps, u.edition);
+    analyze_limited(u, cfg, rules, macros::Limits::default())
+}
+
+/// [`analyze_with`] under other expansion limits (tests).
+fn analyze_limited(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource, limits: macros::Limits) -> CrateAnalysis {
+    crate::surface::guard::begin_crate();
+    let ex = macros::Expander::with_limits(u.deps, u.edition, limits);
     let parts = scope::Parts { crate_name: u.crate_name, deps: u.deps, rules, cfg };
     let (loaded, mut sink) = loader::Loader::new(u.files, cfg, u.scope, &ex).load(u.root, &parts);
     let resolver = scope::Resolver::new(&loaded.modules, u.crate_name, u.deps, rules, cfg, &ex);
@@ -264,6 +270,9 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
     let summaries: BTreeMap<String, std::sync::Arc<summary::Summary>> =
         graph.solve().into_iter().map(|(k, v)| (k, std::sync::Arc::new(v))).collect();
     let exports = resolver.exports(u.marker, &summaries);
+    if std::env::var_os("VELARIS_DEBUG_BUDGETS").is_some() {
+        eprintln!("budgets: {} {} {}: source {} {}", u.crate_name, u.version, u.root, crate::surface::guard::crate_source(), ex.usage());
+    }
     let mut findings = sink.findings;
     findings.sort();
     findings.dedup();

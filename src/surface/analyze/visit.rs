@@ -530,10 +530,15 @@ impl<'a> Analyzer<'a> {
         let saved = self.macros.clone();
         let mut scope = self.macros.clone();
         let mut out = Vec::with_capacity(stmts.len());
+        // The expansions are held until the block has been visited.
+        let mark = self.r.ex.mark();
         self.expand_stmts(stmts.iter().map(Cow::Borrowed).collect(), &mut scope, &mut out, 0);
         let refs: Vec<&Stmt> = out.iter().map(|(s, _)| s.as_ref()).collect();
         let scopes: Vec<Textual> = out.iter().map(|(_, t)| t.clone()).collect();
         self.visit_stmts_plain(&refs, Some(&scopes));
+        drop(refs);
+        drop(out);
+        self.r.ex.release_to(mark);
         self.macros = saved;
     }
 
@@ -585,7 +590,7 @@ impl<'a> Analyzer<'a> {
                 self.fail(mac, &def.name, macros::ExpandFailure::Recursion(limit).to_string(), mac.tokens.clone());
                 continue;
             }
-            let expanded = match self.r.ex.expand(&def, mac) {
+            let expanded = match self.r.ex.expand(&def, mac, self.depth + depth > 0) {
                 Ok(t) => t,
                 Err(e) => {
                     self.fail(mac, &def.name, e.to_string(), mac.tokens.clone());
@@ -631,11 +636,13 @@ impl<'a> Analyzer<'a> {
         if self.depth >= limit {
             return self.fail(mac, &def.name, macros::ExpandFailure::Recursion(limit).to_string(), mac.tokens.clone());
         }
-        let out = match self.r.ex.expand(def, mac) {
+        let mark = self.r.ex.mark();
+        let out = match self.r.ex.expand(def, mac, self.depth > 0) {
             Ok(t) => t,
             Err(e) => return self.fail(mac, &def.name, e.to_string(), mac.tokens.clone()),
         };
         self.visit_expansion(mac, &def.name, out, pos);
+        self.r.ex.release_to(mark);
     }
 
     /// Visit what an expansion of `name!` produced, parsed for the position it stands in; a
