@@ -623,6 +623,19 @@ pub fn parallel_map_with_limit<T: Sync, R: Send>(
     limit: Option<u64>,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
+    parallel_map_in(&MEMORY, items, jobs, stack, limit, f)
+}
+
+/// [`parallel_map_with_limit`] with `memory` as the account of what the analyses in flight
+/// hold (tests give a small one of their own).
+pub fn parallel_map_in<T: Sync, R: Send>(
+    memory: &'static Budget,
+    items: &[T],
+    jobs: usize,
+    stack: usize,
+    limit: Option<u64>,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let next = AtomicUsize::new(0);
     let workers = jobs.min(items.len()).max(1);
     let work = || {
@@ -632,7 +645,7 @@ pub fn parallel_map_with_limit<T: Sync, R: Send>(
             if i >= items.len() {
                 break out;
             }
-            LEASE.with(|l| *l.borrow_mut() = Some(MEMORY.lease()));
+            LEASE.with(|l| *l.borrow_mut() = Some(memory.lease()));
             out.push((i, f(&items[i])));
             LEASE.with(|l| *l.borrow_mut() = None);
         }
@@ -762,6 +775,46 @@ mod tests {
         let r = admit(&big).unwrap_err();
         assert!(matches!(r.kind, RefusalKind::TooLarge { .. }), "{r:?}");
         assert!(admit(b"fn main() {}").is_ok());
+    }
+
+    #[test]
+    fn crates_side_by_side_share_one_memory_account() {
+        // Eight crates, each holding 100 units in steps of 10, on four threads, with an
+        // account of 150: without it 400 units would be held at once.
+        let memory: &'static Budget = Box::leak(Box::new(Budget::new(150)));
+        let most = std::sync::atomic::AtomicU64::new(0);
+        let items: Vec<u64> = (0..8).collect();
+        let out = parallel_map_in(memory, &items, 4, 16 * 1024 * 1024, None, |&i| {
+            for _ in 0..10 {
+                hold(10);
+                most.fetch_max(memory.in_use(), Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            // What a crate gives back early is no longer counted.
+            unhold(50);
+            i * 2
+        });
+        // What each crate found does not depend on the account.
+        assert_eq!(out, (0..8).map(|i| i * 2).collect::<Vec<u64>>());
+        assert_eq!(memory.in_use(), 0);
+        // Counted (one crate alone holds 100), and at most one crate over the account, by
+        // what it holds itself.
+        assert!((100..=150 + 100).contains(&memory.peak()), "peak {}", memory.peak());
+        assert!(most.load(Ordering::Relaxed) <= 250);
+    }
+
+    #[test]
+    fn a_crate_parses_at_most_its_source_budget() {
+        begin_crate_with(SOURCE_PER_CRATE.with_max(25));
+        assert!(admit(b"fn a() {}").is_ok());
+        assert!(admit(b"fn b() {}").is_ok());
+        let r = admit(b"fn c() { 1 }").unwrap_err();
+        assert!(matches!(r.kind, RefusalKind::Budget(_)), "{r:?}");
+        assert_eq!(r.to_string(), "source file not parsed: the source parsed per crate budget (25 bytes) is exhausted");
+        // The next crate starts from zero.
+        begin_crate();
+        assert!(admit(b"fn c() { 1 }").is_ok());
+        assert_eq!(crate_source(), 12);
     }
 
     #[test]
