@@ -174,6 +174,8 @@ pub(crate) struct Limits {
     pub code_per_crate: Limit,
     pub held_tokens: Limit,
     pub held_bytes: Limit,
+    /// Not the expander's: the source the crate parses ([`crate::surface::guard`]).
+    pub source: Limit,
 }
 
 impl Default for Limits {
@@ -188,6 +190,7 @@ impl Default for Limits {
             code_per_crate: CODE_PER_CRATE,
             held_tokens: HELD_TOKENS_PER_CRATE,
             held_bytes: HELD_BYTES_PER_CRATE,
+            source: crate::surface::guard::SOURCE_PER_CRATE,
         }
     }
 }
@@ -196,12 +199,48 @@ impl Default for Limits {
 /// tree, the resolver and the exports), counted as held output of this size.
 pub(crate) const MODULE_SIZE: Size = Size { tokens: 32, bytes: 256 };
 
+/// What a crate's expansions spent, by budget (see [`Limits`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Usage {
+    pub steps_per_invocation: u64,
+    pub steps_per_crate: u64,
+    pub tokens_per_invocation: u64,
+    pub bytes_per_invocation: u64,
+    pub tokens_per_crate: u64,
+    pub bytes_per_crate: u64,
+    pub code_per_crate: u64,
+    pub held_tokens: u64,
+    pub held_bytes: u64,
+}
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "steps {} tokens {} bytes {} code {} held-tokens {} held-bytes {} invocation-steps {} invocation-tokens {} invocation-bytes {}",
+            self.steps_per_crate,
+            self.tokens_per_crate,
+            self.bytes_per_crate,
+            self.code_per_crate,
+            self.held_tokens,
+            self.held_bytes,
+            self.steps_per_invocation,
+            self.tokens_per_invocation,
+            self.bytes_per_invocation
+        )
+    }
+}
+
 /// The output a crate holds: expansions being loaded or visited (given back when done), and
 /// what the loader keeps of them (`kept`, never given back).
 struct Held {
     tokens: Meter,
     bytes: Meter,
     kept: Size,
+    /// The most held when an expansion was let through: what the limits are checked
+    /// against. What the loader keeps of the last expansions may take the meters past it,
+    /// by at most one expansion's output.
+    checked: Size,
 }
 
 /// What a crate held at one point: see [`Expander::mark`].
@@ -253,7 +292,7 @@ impl<'a> Expander<'a> {
                 bytes: Meter::new(l.bytes_per_crate),
                 code: Meter::new(l.code_per_crate),
             }),
-            held: RefCell::new(Held { tokens: Meter::new(l.held_tokens), bytes: Meter::new(l.held_bytes), kept: Size::default() }),
+            held: RefCell::new(Held { tokens: Meter::new(l.held_tokens), bytes: Meter::new(l.held_bytes), kept: Size::default(), checked: Size::default() }),
             recursion_limit: Cell::new(DEFAULT_RECURSION_LIMIT),
             dep_cache: RefCell::new(HashMap::new()),
             exported: RefCell::new(BTreeMap::new()),
@@ -349,6 +388,8 @@ impl<'a> Expander<'a> {
         }
         h.tokens.charge(size.tokens).map_err(ExpandError::Budget)?;
         h.bytes.charge(size.bytes).map_err(ExpandError::Budget)?;
+        h.checked.tokens = h.checked.tokens.max(h.tokens.used());
+        h.checked.bytes = h.checked.bytes.max(h.bytes.used());
         drop(h);
         crate::surface::guard::hold(memory(size));
         Ok(())
@@ -388,24 +429,23 @@ impl<'a> Expander<'a> {
         crate::surface::guard::unhold(memory(freed));
     }
 
-    /// What the crate's expansions spent, and the most they held at once, for
-    /// `VELARIS_DEBUG_BUDGETS`.
-    pub fn usage(&self) -> String {
+    /// What the crate's expansions spent of each budget (the most one invocation spent, the
+    /// most held at once).
+    pub fn usage(&self) -> Usage {
         let b = self.budget.borrow();
         let h = self.held.borrow();
         let st = self.stats.borrow();
-        format!(
-            "steps {} tokens {} bytes {} code {} held-tokens {} held-bytes {} invocation-steps {} invocation-tokens {} invocation-bytes {}",
-            b.steps.used(),
-            b.tokens.used(),
-            b.bytes.used(),
-            b.code.peak(),
-            h.tokens.peak(),
-            h.bytes.peak(),
-            st.max_steps,
-            st.max_tokens,
-            st.max_bytes,
-        )
+        Usage {
+            steps_per_invocation: st.max_steps,
+            steps_per_crate: b.steps.used(),
+            tokens_per_invocation: st.max_tokens,
+            bytes_per_invocation: st.max_bytes,
+            tokens_per_crate: b.tokens.used(),
+            bytes_per_crate: b.bytes.used(),
+            code_per_crate: b.code.peak(),
+            held_tokens: h.checked.tokens,
+            held_bytes: h.checked.bytes,
+        }
     }
 
     pub fn ensure_module(&self, m: usize) {

@@ -241,12 +241,12 @@ pub(crate) struct Unit<'a> {
 }
 
 fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource) -> CrateAnalysis {
-    analyze_limited(u, cfg, rules, macros::Limits::default())
+    analyze_limited(u, cfg, rules, macros::Limits::default()).0
 }
 
-/// [`analyze_with`] under other expansion limits (tests).
-fn analyze_limited(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource, limits: macros::Limits) -> CrateAnalysis {
-    crate::surface::guard::begin_crate();
+/// [`analyze_with`] under other limits (tests), with what the crate spent of each.
+fn analyze_limited(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource, limits: macros::Limits) -> (CrateAnalysis, macros::Usage) {
+    crate::surface::guard::begin_crate_with(limits.source);
     let ex = macros::Expander::with_limits(u.deps, u.edition, limits);
     let parts = scope::Parts { crate_name: u.crate_name, deps: u.deps, rules, cfg };
     let (loaded, mut sink) = loader::Loader::new(u.files, cfg, u.scope, &ex).load(u.root, &parts);
@@ -279,8 +279,11 @@ fn analyze_limited(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::Rule
     let mut files = loaded.files;
     files.sort();
     files.dedup();
-    CrateAnalysis { findings, exports: std::sync::Arc::new(exports), files, calls, exports_digest: String::new() }
+    let usage = ex.usage();
+    (CrateAnalysis { findings, exports: std::sync::Arc::new(exports), files, calls, exports_digest: String::new() }, usage)
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod budget_tests;
