@@ -664,6 +664,15 @@ impl<'a> Loader<'a> {
         fm.items = out;
     }
 
+    /// [`Loader::load_items`] of a file just parsed: its items are source, counted by the
+    /// source budget, not held macro output, even when an expansion declared the module.
+    fn load_parsed(&mut self, m: ModId, fid: FileId, items: Vec<Item>, scope: Textual, depth: usize) -> Textual {
+        let expanding = std::mem::replace(&mut self.expanding, 0);
+        let scope = self.load_items(m, fid, items, scope, depth);
+        self.expanding = expanding;
+        scope
+    }
+
     fn load_items(&mut self, m: ModId, fid: FileId, items: Vec<Item>, mut scope: Textual, depth: usize) -> Textual {
         // A `paste!` is paste's unless a `macro_rules!` of that name is in scope.
         fn resolve_none(l: &Loader, mac: &syn::ItemMacro, scope: &Textual) -> bool {
@@ -781,7 +790,7 @@ impl<'a> Loader<'a> {
         match parse_source(bytes, &target, &mut self.sink, self.ex.edition) {
             Some(f) => {
                 self.stack.push(target);
-                let scope = self.load_items(m, fid, f.items, scope, depth);
+                let scope = self.load_parsed(m, fid, f.items, scope, depth);
                 self.stack.pop();
                 scope
             }
@@ -804,7 +813,7 @@ impl<'a> Loader<'a> {
         self.modules[id].path_dir = paths::dir_of(target).to_string();
         let tfid = self.file_id(target);
         self.stack.push(target.to_string());
-        let scope = self.load_items(id, tfid, parsed.items, scope, depth);
+        let scope = self.load_parsed(id, tfid, parsed.items, scope, depth);
         self.stack.pop();
         scope
     }
@@ -918,7 +927,7 @@ impl<'a> Loader<'a> {
         let id = self.new_module(parent, name, child_dir, path_dir, public);
         let tfid = self.file_id(&target);
         self.stack.push(target);
-        let inner = self.load_items(id, tfid, parsed.items, scope.clone(), depth);
+        let inner = self.load_parsed(id, tfid, parsed.items, scope.clone(), depth);
         self.stack.pop();
         after(inner)
     }
