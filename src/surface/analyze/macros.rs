@@ -241,6 +241,29 @@ struct Held {
     /// against. What the loader keeps of the last expansions may take the meters past it,
     /// by at most one expansion's output.
     checked: Size,
+    /// What is held of the run's memory account (see [`Held::lease`]).
+    leased: u64,
+}
+
+/// The run's memory account is asked in steps of this much, so that expansions do not take
+/// its lock one by one.
+const LEASE_STEP: u64 = 4 << 20;
+
+impl Held {
+    /// Brings what this crate holds of the run's memory account in line with what it holds,
+    /// as estimated, in steps of [`LEASE_STEP`].
+    fn lease(&mut self) {
+        let need = memory(Size { tokens: self.tokens.used(), bytes: self.bytes.used() });
+        if need > self.leased {
+            let more = (need - self.leased).div_ceil(LEASE_STEP) * LEASE_STEP;
+            crate::surface::guard::hold(more);
+            self.leased += more;
+        } else if self.leased - need >= 2 * LEASE_STEP {
+            let less = (self.leased - need) / LEASE_STEP * LEASE_STEP - LEASE_STEP;
+            crate::surface::guard::unhold(less);
+            self.leased -= less;
+        }
+    }
 }
 
 /// What a crate held at one point: see [`Expander::mark`].
@@ -292,7 +315,7 @@ impl<'a> Expander<'a> {
                 bytes: Meter::new(l.bytes_per_crate),
                 code: Meter::new(l.code_per_crate),
             }),
-            held: RefCell::new(Held { tokens: Meter::new(l.held_tokens), bytes: Meter::new(l.held_bytes), kept: Size::default(), checked: Size::default() }),
+            held: RefCell::new(Held { tokens: Meter::new(l.held_tokens), bytes: Meter::new(l.held_bytes), kept: Size::default(), checked: Size::default(), leased: 0 }),
             recursion_limit: Cell::new(DEFAULT_RECURSION_LIMIT),
             dep_cache: RefCell::new(HashMap::new()),
             exported: RefCell::new(BTreeMap::new()),
@@ -390,8 +413,7 @@ impl<'a> Expander<'a> {
         h.bytes.charge(size.bytes).map_err(ExpandError::Budget)?;
         h.checked.tokens = h.checked.tokens.max(h.tokens.used());
         h.checked.bytes = h.checked.bytes.max(h.bytes.used());
-        drop(h);
-        crate::surface::guard::hold(memory(size));
+        h.lease();
         Ok(())
     }
 
@@ -404,8 +426,7 @@ impl<'a> Expander<'a> {
         h.bytes.force(size.bytes);
         h.kept.tokens += size.tokens;
         h.kept.bytes += size.bytes;
-        drop(h);
-        crate::surface::guard::hold(memory(size));
+        h.lease();
     }
 
     /// What the crate holds now: a mark to [`Expander::release_to`] later.
@@ -425,8 +446,7 @@ impl<'a> Expander<'a> {
         };
         h.tokens.release(freed.tokens);
         h.bytes.release(freed.bytes);
-        drop(h);
-        crate::surface::guard::unhold(memory(freed));
+        h.lease();
     }
 
     /// What the crate's expansions spent of each budget (the most one invocation spent, the

@@ -61,8 +61,6 @@ pub(crate) struct MatchCx {
     pub fuel: Meter,
     /// Nested groups being matched.
     pub depth: u32,
-    /// The size of the whole input, when asked for (`Some` before matching).
-    pub input_size: Option<Size>,
 }
 
 /// Delimited groups of a matcher nested in one another, as far as the matcher follows them.
@@ -121,12 +119,12 @@ struct Thread {
 pub(crate) fn match_arms(arms: &[Arm], input: TokenStream, cx: &mut MatchCx) -> Result<(usize, Vec<Option<Match>>), MatchError> {
     let mut result = Err(MatchError::NoMatch);
     let parser = |stream: ParseStream| -> syn::Result<()> {
-        if cx.input_size.is_some() {
-            cx.input_size = tokens::measure_between(stream.cursor(), None, u64::MAX);
-        }
+        // The size of each fragment taken so far, by where it starts and ends: every arm tried
+        // binds the same input again.
+        let mut sizes: Sizes = Vec::new();
         for (i, arm) in arms.iter().enumerate() {
             let fork = stream.fork();
-            match match_level(&arm.matcher, &fork, cx) {
+            match match_level(&arm.matcher, &fork, cx, &mut sizes) {
                 Ok(ev) => {
                     result = Ok((i, replay(&ev, &arm.seq_vars, arm.var_names.len())));
                     break;
@@ -145,18 +143,21 @@ pub(crate) fn match_arms(arms: &[Arm], input: TokenStream, cx: &mut MatchCx) -> 
     result
 }
 
-fn match_level(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, MatchError> {
+/// Fragments measured in one invocation: (start, end, size).
+type Sizes<'a> = Vec<(Cursor<'a>, Cursor<'a>, Size)>;
+
+fn match_level<'a>(locs: &[Loc], input: &syn::parse::ParseBuffer<'a>, cx: &mut MatchCx, sizes: &mut Sizes<'a>) -> Result<Events, MatchError> {
     if u64::from(cx.depth) >= GROUP_DEPTH.max {
         return Err(MatchError::Budget(Exhausted { limit: GROUP_DEPTH }));
     }
     cx.depth += 1;
-    let r = run(locs, input, cx);
+    let r = run(locs, input, cx, sizes);
     cx.depth -= 1;
     r
 }
 
 /// The inside of the delimited group at `input`, sharing its buffer.
-fn enter<'a>(input: ParseStream<'a>, d: proc_macro2::Delimiter) -> syn::Result<syn::parse::ParseBuffer<'a>> {
+fn enter<'a>(input: &syn::parse::ParseBuffer<'a>, d: proc_macro2::Delimiter) -> syn::Result<syn::parse::ParseBuffer<'a>> {
     use proc_macro2::Delimiter;
     let content;
     match d {
@@ -213,19 +214,28 @@ fn closure(locs: &[Loc], seeds: Vec<Thread>, seen: &mut Seen) -> (Vec<Thread>, u
     (out, visited)
 }
 
-/// The (location, at separator) pairs one closure has seen: a stamp per pair, so that it is
-/// cleared in constant time at each step.
+/// The (location, at separator) pairs one closure has seen. Few, as a rule: a short list,
+/// then (past [`Seen::SMALL`]) a stamp per pair, so that neither costs more than the
+/// locations visited, and a step's clearing is constant time.
 struct Seen {
+    small: Vec<(usize, bool)>,
+    /// Stamps, two per location, allocated the first time a closure visits many.
     stamps: Vec<u32>,
     now: u32,
+    locs: usize,
+    big: bool,
 }
 
 impl Seen {
+    const SMALL: usize = 16;
+
     fn new(locs: usize) -> Seen {
-        Seen { stamps: vec![0; 2 * locs], now: 0 }
+        Seen { small: Vec::new(), stamps: Vec::new(), now: 0, locs, big: false }
     }
 
     fn clear(&mut self) {
+        self.small.clear();
+        self.big = false;
         self.now = self.now.wrapping_add(1);
         if self.now == 0 {
             self.stamps.fill(0);
@@ -234,6 +244,24 @@ impl Seen {
     }
 
     fn insert(&mut self, idx: usize, at_sep: bool) -> bool {
+        if !self.big {
+            if self.small.contains(&(idx, at_sep)) {
+                return false;
+            }
+            if self.small.len() < Self::SMALL {
+                self.small.push((idx, at_sep));
+                return true;
+            }
+            // Many: move to the stamps.
+            if self.stamps.is_empty() {
+                self.stamps = vec![0; 2 * self.locs];
+            }
+            self.big = true;
+            let now = self.now;
+            for &(i, s) in &self.small {
+                self.stamps[2 * i + usize::from(s)] = now;
+            }
+        }
         let slot = &mut self.stamps[2 * idx + usize::from(at_sep)];
         let new = *slot != self.now;
         *slot = self.now;
@@ -441,7 +469,7 @@ fn unwrap_invisible(ts: TokenStream) -> TokenStream {
     }
 }
 
-fn run(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, MatchError> {
+fn run<'a>(locs: &[Loc], input: &syn::parse::ParseBuffer<'a>, cx: &mut MatchCx, sizes: &mut Sizes<'a>) -> Result<Events, MatchError> {
     let mut threads = vec![Thread { idx: 0, at_sep: false, ev: None }];
     let mut seen = Seen::new(locs.len());
     loop {
@@ -478,7 +506,7 @@ fn run(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, Mat
                     {
                         let fork = input.fork();
                         let Ok(content) = enter(&fork, *d) else { continue };
-                        match match_level(inner, &content, cx) {
+                        match match_level(inner, &content, cx, sizes) {
                             Ok(sub) => next.push(Thread { idx: t.idx + 1, at_sep: false, ev: push(&t.ev, Ev::Sub(sub)) }),
                             Err(MatchError::NoMatch) => {}
                             Err(e) => return Err(e),
@@ -503,11 +531,24 @@ fn run(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, Mat
             (0, 1) => {
                 let (t, frag, var) = bb.pop().expect("one");
                 let start = input.cursor();
+                // A token or two that are not a group (`tt`, `ident`, `lifetime`): measured
+                // from the tokens at hand.
+                let leaves = (!matches!(tok, Tok::Group(_))).then(|| Size { tokens: n as u64, bytes: tts.iter().map(tokens::leaf_bytes).sum() });
                 let mut tokens = parse_fragment(frag, input, &tok, n, tts).ok_or(MatchError::Fragment(frag))?;
                 // What the fragment took is work (the parser walked it), and its size is what
                 // each use of it in the transcription adds to the output.
                 let exhausted = || MatchError::Budget(Exhausted { limit: cx.fuel.limit() });
-                let mut size = tokens::measure_between(start, Some(input.cursor()), cx.fuel.remaining()).ok_or_else(exhausted)?;
+                let end = input.cursor();
+                let known = sizes.iter().find(|(s, e, _)| *s == start && *e == end).map(|x| x.2);
+                let mut size = match (leaves, known) {
+                    (Some(size), _) if matches!(frag, Frag::Tt | Frag::Ident | Frag::Lifetime) => size,
+                    (_, Some(size)) => size,
+                    _ => {
+                        let size = tokens::measure_between(start, Some(end), cx.fuel.remaining()).ok_or_else(exhausted)?;
+                        sizes.push((start, end, size));
+                        size
+                    }
+                };
                 if frag == Frag::Path {
                     tokens = turbofish(tokens);
                     // With the `::`s it may add (a path is short).

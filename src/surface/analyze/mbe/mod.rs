@@ -76,8 +76,8 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
-    /// An invocation of `size` found in an expansion is expanded: its tokens are walked by the
-    /// matcher, not parsed as code.
+    /// An invocation found in an expansion matched, binding fragments of `size`: those tokens
+    /// are walked by the matcher (and counted as steps), not parsed as code.
     pub fn pass_on(&mut self, size: Size) {
         self.code.release(size.tokens);
     }
@@ -153,13 +153,13 @@ impl MacroRules {
         // The invocation's own limit, or what the crate has left if that is less: whichever
         // is smaller is the one named when it runs out.
         let own = Meter::new(budget.steps_per_invocation);
-        let mut cx = matcher::MatchCx { fuel: own, depth: 0, input_size: nested.then(Size::default) };
+        let mut cx = matcher::MatchCx { fuel: own, depth: 0 };
         if budget.steps.remaining() < budget.steps_per_invocation.max {
             cx.fuel = Meter::new(budget.steps.limit().with_max(budget.steps.remaining()));
         }
         let r = matcher::match_arms(&self.arms, input.clone(), &mut cx);
-        if let Some(size) = cx.input_size {
-            budget.pass_on(size);
+        if let (true, Ok((_, binds))) = (nested, &r) {
+            budget.pass_on(bound_size(binds));
         }
         let spent = cx.fuel.used();
         if budget.steps.charge(spent).is_err() {
@@ -194,6 +194,23 @@ impl MacroRules {
             Err(e) => Err(ExpandError::Transcribe(e)),
         }
     }
+}
+
+/// The size of every fragment a match bound: the tokens of the input it passes on (all but
+/// the tokens the matcher names, such as `@acc` and delimiters).
+fn bound_size(binds: &[Option<matcher::Match>]) -> Size {
+    fn add(m: &matcher::Match, out: &mut Size) {
+        match m {
+            matcher::Match::Single(f) => {
+                out.tokens = out.tokens.saturating_add(f.size.tokens);
+                out.bytes = out.bytes.saturating_add(f.size.bytes);
+            }
+            matcher::Match::Seq(items) => items.iter().for_each(|i| add(i, out)),
+        }
+    }
+    let mut out = Size::default();
+    binds.iter().flatten().for_each(|m| add(m, &mut out));
+    out
 }
 
 /// An exhausted fuel meter that stood for what the crate had left names the crate's limit.

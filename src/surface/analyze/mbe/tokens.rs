@@ -172,6 +172,12 @@ pub(crate) fn measure_between(start: syn::buffer::Cursor, end: Option<syn::buffe
             c = inside;
             continue;
         }
+        // A punctuation mark is a byte (and taking it copies nothing).
+        if let Some((_, next)) = c.punct() {
+            size.bytes += 1;
+            c = next;
+            continue;
+        }
         let (tt, next) = c.token_tree()?;
         size.bytes += leaf_bytes(&tt);
         c = next;
