@@ -3,7 +3,8 @@
 //! The GitHub Action's `fail-on` input and `velaris deps-diff --fail-on` read the same list:
 //! `never`, `widened`, `baseline-widened`, and the dependency-review conditions
 //! `new-capability`, `build-script`, `proc-macro`, `native`, `yanked`, `unverifiable`,
-//! `unknown`. Each condition is decided in one place:
+//! `unknown`, `license-change`, `advisory`, `name-squat`. Each condition is decided in one
+//! place:
 //!
 //! - `widened` from a [`CheckOutcome`] (the comparison `velaris check` makes): [`widened`];
 //! - `baseline-widened` from the grants a newer baseline adds ([`crate::baseline::additions`]):
@@ -40,6 +41,12 @@ pub enum Condition {
     Unverifiable,
     /// A changed package's capabilities could not be analysed.
     Unknown,
+    /// A changed package's `license` expression changed.
+    LicenseChange,
+    /// A RustSec advisory affects a version the change locks (with `--advisory-db`).
+    Advisory,
+    /// A dependency new to the graph has a name that imitates a popular crate's.
+    NameSquat,
 }
 
 impl Condition {
@@ -53,6 +60,9 @@ impl Condition {
         Condition::Yanked,
         Condition::Unverifiable,
         Condition::Unknown,
+        Condition::LicenseChange,
+        Condition::Advisory,
+        Condition::NameSquat,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -66,6 +76,9 @@ impl Condition {
             Condition::Yanked => "yanked",
             Condition::Unverifiable => "unverifiable",
             Condition::Unknown => "unknown",
+            Condition::LicenseChange => "license-change",
+            Condition::Advisory => "advisory",
+            Condition::NameSquat => "name-squat",
         }
     }
 
@@ -165,28 +178,21 @@ pub struct Failure {
 }
 
 /// What trips `widened`: each program or crate that uses a capability the baseline does not
-/// grant, `program app: process.spawn`.
+/// grant, `program app: process.spawn`, or an API its pins do not list, `crate app: fs.write
+/// via std::fs::remove_dir_all`.
 pub fn widened(outcome: &CheckOutcome) -> Vec<String> {
-    outcome
-        .widened
-        .iter()
-        .map(|w| {
-            let caps: Vec<&str> = w.capabilities.iter().map(|c| c.as_str()).collect();
-            format!("{} {}: {}", w.subject.kind(), w.subject.name(), caps.join(", "))
-        })
-        .collect()
+    outcome.widened.iter().map(|w| format!("{} {}: {}", w.subject.kind(), w.subject.name(), w.summary())).collect()
 }
 
 /// What trips `baseline-widened`: each grant a newer baseline adds, `program app: process.spawn`
-/// (`(new)` for an entry the older baseline did not have).
+/// (`(new)` for an entry the older baseline did not have), with the APIs pins add or no longer
+/// restrict.
 pub fn baseline_widened(added: &[Addition]) -> Vec<String> {
     added
         .iter()
-        .filter(|a| !a.capabilities.is_empty())
-        .map(|a| {
-            let caps: Vec<&str> = a.capabilities.iter().map(|c| c.as_str()).collect();
-            format!("{} {}{}: {}", a.subject.kind(), a.subject.name(), if a.new_subject { " (new)" } else { "" }, caps.join(", "))
-        })
+        .map(|a| (a, a.summary()))
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(a, s)| format!("{} {}{}: {s}", a.subject.kind(), a.subject.name(), if a.new_subject { " (new)" } else { "" }))
         .collect()
 }
 
@@ -246,6 +252,9 @@ mod tests {
     #[test]
     fn only_the_ratchet_conditions_are_not_the_dependency_reviews() {
         let dep: Vec<&str> = Condition::ALL.iter().filter(|c| c.is_dependency()).map(|c| c.as_str()).collect();
-        assert_eq!(dep, ["new-capability", "build-script", "proc-macro", "native", "yanked", "unverifiable", "unknown"]);
+        assert_eq!(
+            dep,
+            ["new-capability", "build-script", "proc-macro", "native", "yanked", "unverifiable", "unknown", "license-change", "advisory", "name-squat"]
+        );
     }
 }

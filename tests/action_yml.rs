@@ -216,7 +216,8 @@ impl Runner {
             r.fake_bin.path(),
             "cargo",
             &format!(
-                "#!/bin/sh\necho \"$@\" >> '{}'\nroot=''\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --root ]; then root=\"$2\"; fi; shift; done\nmkdir -p \"$root/bin\" && cp '{}' \"$root/bin/velaris\"\n",
+                "#!/bin/sh\necho \"$@\" >> '{}'\npwd >> '{}.cwd'\nroot=''\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --root ]; then root=\"$2\"; fi; shift; done\nmkdir -p \"$root/bin\" && cp '{}' \"$root/bin/velaris\"\n",
+                log.display(),
                 log.display(),
                 env!("CARGO_BIN_EXE_velaris")
             ),
@@ -449,6 +450,9 @@ fn a_download_that_does_not_match_the_manifest_is_refused() {
 fn without_a_release_the_action_builds_from_its_source_once() {
     let mut r = Runner::new();
     r.repository();
+    // The checkout configures cargo and rustup; the build of velaris must not read either.
+    write(r.repo.path(), ".cargo/config.toml", "[build]\nrustc-wrapper = \"/nonexistent/pwn\"\n");
+    write(r.repo.path(), "rust-toolchain.toml", "[toolchain]\npath = \"/nonexistent/toolchain\"\n");
     // The committed manifest has no binaries yet: the source is built with cargo install.
     assert_eq!(r.step("plan").code, 0);
     assert_eq!(r.out("plan", "prebuilt"), "false");
@@ -459,6 +463,12 @@ fn without_a_release_the_action_builds_from_its_source_once() {
     assert_eq!(
         r.cargo_calls().trim(),
         format!("install --locked --path {} --root {root_dir} --force", r.action.path().display())
+    );
+    let cwd = std::fs::read_to_string(r.fake_bin.path().join("cargo.log.cwd")).unwrap();
+    assert_eq!(
+        std::fs::canonicalize(cwd.trim()).unwrap(),
+        std::fs::canonicalize(r.temp.path()).unwrap(),
+        "cargo runs in RUNNER_TEMP, not in the checkout"
     );
     // A cache that restored the binary: no build.
     std::fs::remove_file(r.fake_bin.path().join("cargo.log")).unwrap();

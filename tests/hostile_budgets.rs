@@ -78,7 +78,9 @@ fn surface_json(w: &World, extra: &[&str]) -> String {
 fn findings(doc: &str, name: &str) -> Vec<String> {
     let doc: Value = serde_json::from_str(doc).unwrap();
     let p = doc["programs"].as_array().unwrap().iter().find(|p| p["name"] == "app").unwrap();
-    let c = p["crates"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name} in {p:#}"));
+    let r = p["crates"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name} in {p:#}"));
+    // Programs refer to each crate's details by id (velaris/surface/v2).
+    let c = doc["crates"].as_array().unwrap().iter().find(|c| c["id"] == r["id"]).unwrap_or_else(|| panic!("{} in crates", r["id"]));
     c["findings"]
         .as_array()
         .unwrap()

@@ -6,6 +6,8 @@
 mod archives;
 #[path = "support/nesting.rs"]
 mod nesting;
+#[path = "support/surface_doc.rs"]
+mod surface_doc;
 #[path = "support/registry_double.rs"]
 mod registry_double;
 
@@ -35,6 +37,7 @@ fn analyze_files(files: &[(&str, String)]) -> Vec<Finding> {
         edition: Edition::E2021,
         marker: "__velaris_crate_deep",
         version: "1.0.0",
+        open_sites: false,
     };
     guard::parallel_map(&[()], 1, |_| analyze(&input).findings).pop().unwrap()
 }
@@ -99,6 +102,7 @@ fn the_deepest_nesting_the_guard_admits_fits_the_stack() {
                 edition: Edition::E2021,
                 marker: "__velaris_crate_deep",
                 version: "1.0.0",
+                open_sites: false,
             };
             guard::parallel_map_with_limit(&[()], 1, stack, Some(limit), |_| analyze(&input).findings).pop().unwrap()
         };
@@ -224,7 +228,7 @@ fn surface_names_the_crate_and_file_and_goes_on() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = surface_doc::inline(serde_json::from_slice(&out.stdout).unwrap());
     let krate = |name: &str| {
         doc["programs"][0]["crates"]
             .as_array()

@@ -3,6 +3,8 @@
 
 #[path = "support/archives.rs"]
 mod archives;
+#[path = "support/surface_doc.rs"]
+mod surface_doc;
 #[path = "support/registry_double.rs"]
 mod registry_double;
 
@@ -146,8 +148,15 @@ fn krate<'a>(p: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn per_program_surfaces_with_evidence_and_build_scope() {
     let w = World::new();
-    let doc: Value = serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap();
-    assert_eq!(doc["schema"], "velaris/surface/v1");
+    let raw: Value = serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap();
+    assert_eq!(raw["schema"], "velaris/surface/v2");
+    // Each crate's findings are listed once, whatever number of programs compile it.
+    let ids: Vec<&str> = raw["crates"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let mut unique = ids.clone();
+    unique.dedup();
+    assert_eq!(ids, unique, "{raw:#}");
+    assert!(raw["programs"][0]["crates"][0].get("findings").is_none(), "programs refer to crates by id");
+    let doc = surface_doc::inline(raw);
     assert_eq!(doc["target"], "x86_64-unknown-linux-gnu");
 
     let app = program(&doc, "app");
@@ -404,7 +413,7 @@ fn a_path_package_named_like_a_registry_package_is_analysed_as_itself() {
     write(root, "Cargo.lock", &format!("{lock}\n[[package]]\nname = \"netlib\"\nversion = \"1.0.0\"\n"));
     // Twice: the second run has the registry netlib's result in the cache.
     for run in 0..2 {
-        let doc: Value = serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap();
+        let doc: Value = surface_doc::inline(serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap());
         let vendored = krate(program(&doc, "tool"), "netlib");
         assert_eq!(caps(vendored), ["process.spawn"], "run {run}: {vendored:#}");
         assert_eq!(vendored["findings"][0]["file"], "src/lib.rs", "run {run}");

@@ -6,6 +6,8 @@
 
 #[path = "support/archives.rs"]
 mod archives;
+#[path = "support/surface_doc.rs"]
+mod surface_doc;
 #[path = "support/registry_double.rs"]
 mod registry_double;
 #[path = "support/world.rs"]
@@ -166,7 +168,7 @@ fn app(features: &str, main: &str) -> Pkg {
 }
 
 fn surface(w: &World) -> Value {
-    serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap()
+    surface_doc::inline(serde_json::from_str(&ok(&w.run(&["surface", "--format", "json"]))).unwrap())
 }
 
 fn krate<'a>(doc: &'a Value, program: &str, name: &str) -> Option<&'a Value> {
@@ -201,12 +203,21 @@ fn modules_in_cfg_macros_exported_macros_build_cfgs_and_2015_code_are_seen() {
     let rt = krate(&doc, "app", "rtlike");
     assert_eq!(findings(rt, "fs.write"), ["src/fs.rs:2 std::fs::write"], "{doc:#}");
     assert_eq!(findings(rt, "process.spawn"), ["src/process.rs:2 std::process::Command::new", "src/process.rs:2 std::process::Command::status"]);
-    // Code under a cfg declared with check-cfg (set from outside) is analyzed.
-    assert_eq!(findings(rt, "env.write"), ["src/unstable.rs:2 std::env::set_var"]);
+    // A cfg declared with check-cfg but set by nothing (no build script, no rustflags) is
+    // false, as rustc has it; the file it declares is listed as not compiled, with why.
+    assert!(findings(rt, "env.write").is_empty(), "{doc:#}");
+    let unloaded: Vec<String> = rt.unwrap()["unloaded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| format!("{} {} {}", u["file"].as_str().unwrap(), u["reason"].as_str().unwrap(), u["detail"].as_str().unwrap_or("")))
+        .collect();
+    assert!(unloaded.contains(&"src/unstable.rs cfg-false #[cfg(rt_unstable)] at src/lib.rs:18".to_string()), "{unloaded:?}");
+    assert!(unloaded.iter().any(|u| u.starts_with("src/net.rs cfg-false")), "{unloaded:?}");
     // The files analysed are the module tree as compiled, the modules the macros declare
     // included, and no more.
     let files: Vec<&str> = rt.unwrap()["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
-    assert_eq!(files, ["src/fs.rs", "src/lib.rs", "src/macros.rs", "src/process.rs", "src/unstable.rs"]);
+    assert_eq!(files, ["src/fs.rs", "src/lib.rs", "src/macros.rs", "src/process.rs"]);
     // The `net` feature is off: its module and miolike are not compiled.
     assert!(!caps(rt).contains(&"net.connect".to_string()));
     assert!(krate(&doc, "app", "miolike").is_none());
@@ -230,6 +241,13 @@ fn modules_in_cfg_macros_exported_macros_build_cfgs_and_2015_code_are_seen() {
     // A crate analysed and found clean is listed, with no capabilities.
     let pure = krate(&doc, "app", "pure").expect("every compiled crate is listed");
     assert_eq!((pure["version"].as_str(), caps(Some(pure)).len()), (Some("3.0.0"), 0));
+
+    // The workspace's rustflags set `rt_unstable` for every crate: its module is compiled
+    // now, and the cached result of the run before is not reused for it.
+    world::write(w.ws.path(), ".cargo/config.toml", "[build]\nrustflags = [\"--cfg\", \"rt_unstable\"]\n");
+    let doc = surface(&w);
+    let rt = krate(&doc, "app", "rtlike");
+    assert_eq!(findings(rt, "env.write"), ["src/unstable.rs:2 std::env::set_var"], "{doc:#}");
 }
 
 #[test]

@@ -16,10 +16,14 @@
 //! must_not = ["process.spawn", "fs.write@src/other.rs"]
 //! exports = { "sys::system" = "extern:system" }   # must be among the exports
 //! edition = "2015"         # the crate's edition (default 2021)
+//! build_script = true      # the package has a build script: cfg names the compiler does
+//!                          # not set are unknown (default false: they are false)
+//! cfgs = ["tokio_unstable"] # `--cfg` values of the workspace's rustflags
 //!
 //! [[variant]]              # another run of the same crate (snapshot `<case>-<name>`)
 //! name = "off"
 //! features = []
+//! build_script = false     # default: the crate's
 //! must = []
 //! must_not = ["net.connect"]
 //!
@@ -44,7 +48,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use velaris::package::FileTree;
 use velaris::surface::analyze::{CrateAnalysis, CrateInput, Edition, Exports, analyze};
-use velaris::surface::cfg::CfgEnv;
+use velaris::surface::cfg::{CfgEnv, Others};
 use velaris::surface::rules::Rules;
 use velaris::surface::{Finding, Scope};
 
@@ -71,6 +75,12 @@ struct CrateSpec {
     exports: BTreeMap<String, String>,
     /// The crate's edition (default 2021).
     edition: Option<String>,
+    /// The package has a build script: other cfg names are unknown.
+    #[serde(default)]
+    build_script: bool,
+    /// `--cfg` values of the workspace's rustflags.
+    #[serde(default)]
+    cfgs: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -79,6 +89,7 @@ struct Variant {
     name: String,
     #[serde(default)]
     features: Vec<String>,
+    build_script: Option<bool>,
     #[serde(default)]
     must: Vec<String>,
     #[serde(default)]
@@ -229,10 +240,13 @@ fn run_crate(
     spec: &CrateSpec,
     default_name: &str,
     features: &[String],
+    build_script: bool,
     deps: BTreeMap<String, std::sync::Arc<Exports>>,
 ) -> CrateAnalysis {
     let features: BTreeSet<String> = features.iter().cloned().collect();
-    let cfg = CfgEnv::for_target(TARGET, &features).unwrap();
+    let flags: Vec<cargo_platform::Cfg> = spec.cfgs.iter().map(|c| c.parse().unwrap()).collect();
+    let others = if build_script { Others::Unknown } else { Others::False };
+    let cfg = CfgEnv::for_target(TARGET, &features).unwrap().with_flags(&flags).with_others(others);
     let mut deps = deps;
     for e in &spec.externs {
         deps.entry(e.clone()).or_default();
@@ -250,6 +264,7 @@ fn run_crate(
         edition: Edition::from_manifest(Some(spec.edition.as_deref().unwrap_or("2021"))),
         marker: &marker,
         version: "1.0.0",
+        open_sites: true,
     };
     let a = analyze(&input);
     // Sorted and deduplicated, as promised.
@@ -275,12 +290,12 @@ fn run_fixture(case: &str) {
     if expect.crates.is_empty() {
         let tree = load_tree(&dir);
         let spec = &expect.single;
-        let a = run_crate(&tree, spec, case, &spec.features, BTreeMap::new());
+        let a = run_crate(&tree, spec, case, &spec.features, spec.build_script, BTreeMap::new());
         problems.extend(check(case, &a, &spec.must, &spec.must_not, &spec.exports));
         snapshots.push((case.to_string(), render(&[(case.to_string(), &a)])));
         for v in &expect.variant {
             let label = format!("{case}-{}", v.name);
-            let a = run_crate(&tree, spec, case, &v.features, BTreeMap::new());
+            let a = run_crate(&tree, spec, case, &v.features, v.build_script.unwrap_or(spec.build_script), BTreeMap::new());
             problems.extend(check(&label, &a, &v.must, &v.must_not, &BTreeMap::new()));
             snapshots.push((label.clone(), render(&[(label, &a)])));
         }
@@ -305,7 +320,7 @@ fn run_fixture(case: &str) {
             for (n, a) in &done {
                 deps.insert(marker(n), a.exports.clone());
             }
-            let a = run_crate(&tree, spec, &sub, &spec.features, deps);
+            let a = run_crate(&tree, spec, &sub, &spec.features, spec.build_script, deps);
             problems.extend(check(&format!("{case}/{sub}"), &a, &spec.must, &spec.must_not, &spec.exports));
             let name = spec.name.clone().unwrap_or(sub);
             order.push(name.clone());
@@ -338,6 +353,9 @@ fixtures! {
     block_scope_use,
     build_script,
     build_script_cfg_path,
+    cfg_unknown_path,
+    cfg_unknown_names,
+    rustflags_cfg,
     builder_return_type,
     cfg_attr_path,
     cfg_if_branches,
@@ -383,6 +401,14 @@ fixtures! {
     non_utf8,
     open_options_read,
     open_options_write,
+    open_options_escape,
+    option_combinators,
+    assoc_types,
+    assoc_types_across,
+    block_modules,
+    pre_main,
+    field_by_struct,
+    precision_twins,
     parse_error,
     paste_identifiers,
     path_attr_module,

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/surface_doc.rs"]
+mod surface_doc;
+
 /// One crate of a fixture workspace: a library (`src/lib.rs`) and/or a program
 /// (`src/main.rs`), with path dependencies on other crates of the fixture.
 struct Krate {
@@ -118,7 +121,7 @@ impl Fixture {
     }
 
     fn surface(&self) -> Value {
-        serde_json::from_str(&self.json()).unwrap()
+        surface_doc::inline(serde_json::from_str(&self.json()).unwrap())
     }
 
     /// The 1-based line of `krate`'s `file` holding `needle` (which must be on exactly one).
@@ -734,6 +737,210 @@ fn provided_trait_methods_called_on_generic_receivers() {
 }
 
 // ---------------------------------------------------------------------------------------
+// 8b. Calls through traits: trait objects, generics, `impl Trait`, resolved over the
+// program's graph (the dispatch hop shows in the chain).
+
+const PLUG: &str = "pub trait Sink {
+    fn put(&self, s: &str);
+}
+
+pub struct Hub {
+    sink: Box<dyn Sink>,
+}
+
+impl Hub {
+    pub fn new(sink: Box<dyn Sink>) -> Hub {
+        Hub { sink }
+    }
+
+    pub fn emit(&self) {
+        self.sink.put(\"event\");
+    }
+}
+
+pub fn run<S: Sink>(s: &S) {
+    s.put(\"run\");
+}
+
+pub fn with<F: FnOnce()>(f: F) {
+    f()
+}
+
+pub trait Store {
+    fn save(&self) {
+        let _ = std::fs::write(\"db\", \"x\");
+    }
+}
+
+pub fn persist<S: Store>(s: &S) {
+    s.save();
+}
+";
+
+/// `files`: `FileSink` writes a file when it is put to, `Quiet` does nothing; `made` says
+/// which of them `files` itself constructs (for `sink()` and `open()`).
+fn files(made: &str) -> Krate {
+    let src = format!(
+        "pub struct FileSink;
+
+impl plug::Sink for FileSink {{
+    fn put(&self, s: &str) {{
+        let _ = std::fs::write(\"log\", s);
+    }}
+}}
+
+pub struct Quiet;
+
+impl plug::Sink for Quiet {{
+    fn put(&self, _s: &str) {{}}
+}}
+
+pub fn sink() -> Box<dyn plug::Sink> {{
+    Box::new({made})
+}}
+
+pub fn open() -> impl plug::Sink {{
+    {made}
+}}
+
+pub struct Disk;
+
+impl plug::Store for Disk {{}}
+"
+    );
+    lib("files", &["plug"], &src)
+}
+
+/// The program's own finding of `cap` at the line of main.rs holding `call`: its chain's
+/// paths.
+fn chain_paths(fx: &Fixture, doc: &Value, cap: &str, call: &str) -> Option<Vec<String>> {
+    let line = fx.line("app", "src/main.rs", call);
+    own(doc)
+        .iter()
+        .find(|f| f["capability"] == cap && f["line"].as_u64() == Some(line))
+        .map(|f| f["chain"].as_array().map(|c| c.iter().map(|h| h["path"].as_str().unwrap().to_string()).collect()).unwrap_or_default())
+}
+
+fn reachable(doc: &Value) -> Vec<String> {
+    strs(&program(doc)["reachable"]["capabilities"])
+}
+
+#[test]
+fn a_trait_object_stored_in_a_struct_and_called_later() {
+    let main = "fn main() {\n    let hub = plug::Hub::new(files::sink());\n    hub.emit();\n}\n";
+    let fx = Fixture::new(vec![lib("plug", &[], PLUG), files("FileSink"), app(&["plug", "files"], main)]);
+    let doc = fx.surface();
+    let hops = [h("plug", "self.sink.put", "dyn plug::Sink::put"), h("files", "fn put(&self, s: &str)", "dyn plug::Sink::put -> files::FileSink::put"), h("files", "std::fs::write(\"log\"", "std::fs::write")];
+    // The dispatch hop is at the implementation's `fn`; the write in its body.
+    let fx_line = |k: &str, n: &str| fx.line(k, "src/lib.rs", n);
+    let f = own(&doc).iter().find(|f| f["capability"] == "fs.write").unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(f["path"], "plug::Hub::emit");
+    assert_eq!(f["line"].as_u64(), Some(fx.line("app", "src/main.rs", "hub.emit()")));
+    let got: Vec<(String, u64, String)> = f["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["crate"].as_str().unwrap().to_string(), h["line"].as_u64().unwrap(), h["path"].as_str().unwrap().to_string()))
+        .collect();
+    let want: Vec<(String, u64, String)> = hops.iter().map(|x| (x.krate.to_string(), fx_line(x.krate, x.needle), x.path.to_string())).collect();
+    assert_eq!(got, want, "{f:#}");
+    assert!(reachable(&doc).contains(&"fs.write".to_string()), "{:#}", program(&doc)["reachable"]);
+
+    // The twin: the sink made is the quiet one; `FileSink` is never constructed.
+    let twin = Fixture::new(vec![lib("plug", &[], PLUG), files("Quiet"), app(&["plug", "files"], main)]);
+    let doc = twin.surface();
+    assert_not_reached(&doc, "fs.write");
+    assert!(!reachable(&doc).contains(&"fs.write".to_string()));
+    // The union still has it: files' code writes.
+    assert!(strs(&krate(&doc, "files")["capabilities"]).contains(&"fs.write".to_string()));
+}
+
+#[test]
+fn a_generic_function_reaches_only_the_implementations_constructed() {
+    let main = |ty: &str| format!("fn main() {{\n    plug::run(&files::{ty});\n}}\n");
+    let fx = Fixture::new(vec![lib("plug", &[], PLUG), files("Quiet"), app(&["plug", "files"], &main("FileSink"))]);
+    let doc = fx.surface();
+    let paths = chain_paths(&fx, &doc, "fs.write", "plug::run").unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(paths, ["dyn plug::Sink::put", "dyn plug::Sink::put -> files::FileSink::put", "std::fs::write"]);
+
+    // Only the quiet implementation is ever made: the generic call writes nothing.
+    let twin = Fixture::new(vec![lib("plug", &[], PLUG), files("Quiet"), app(&["plug", "files"], &main("Quiet"))]);
+    assert_not_reached(&twin.surface(), "fs.write");
+}
+
+#[test]
+fn impl_trait_returned_across_crates() {
+    let main = "fn main() {\n    let s = files::open();\n    s.put(\"x\");\n}\n";
+    let fx = Fixture::new(vec![lib("plug", &[], PLUG), files("FileSink"), app(&["plug", "files"], main)]);
+    let doc = fx.surface();
+    let paths = chain_paths(&fx, &doc, "fs.write", "s.put").unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(paths, ["dyn plug::Sink::put -> files::FileSink::put", "std::fs::write"]);
+    let twin = Fixture::new(vec![lib("plug", &[], PLUG), files("Quiet"), app(&["plug", "files"], main)]);
+    assert_not_reached(&twin.surface(), "fs.write");
+}
+
+#[test]
+fn closures_passed_to_a_dependency_and_called_there() {
+    let main = |body: &str| format!("fn main() {{\n    plug::with(|| {{\n        {body}\n    }});\n}}\n");
+    let fx = Fixture::new(vec![lib("plug", &[], PLUG), app(&["plug"], &main("let _ = std::fs::remove_file(\"x\");"))]);
+    let doc = fx.surface();
+    let line = fx.line("app", "src/main.rs", "remove_file");
+    assert!(own(&doc).iter().any(|f| f["capability"] == "fs.write" && f["line"].as_u64() == Some(line)), "{doc:#}");
+    assert!(reachable(&doc).contains(&"fs.write".to_string()));
+    let twin = Fixture::new(vec![lib("plug", &[], PLUG), app(&["plug"], &main("let _ = 1 + 1;"))]);
+    let doc = twin.surface();
+    assert_not_reached(&doc, "fs.write");
+    assert!(!reachable(&doc).contains(&"fs.write".to_string()));
+}
+
+#[test]
+fn provided_methods_reached_through_a_generic_call() {
+    let main = "fn main() {\n    plug::persist(&files::Disk);\n}\n";
+    let fx = Fixture::new(vec![lib("plug", &[], PLUG), files("Quiet"), app(&["plug", "files"], main)]);
+    let doc = fx.surface();
+    let paths = chain_paths(&fx, &doc, "fs.write", "plug::persist").unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(paths, ["dyn plug::Store::save", "dyn plug::Store::save -> plug::Store::save", "std::fs::write"]);
+    let pure = PLUG.replace("let _ = std::fs::write(\"db\", \"x\");", "let _ = 1;");
+    let twin = Fixture::new(vec![lib("plug", &[], &pure), files("Quiet"), app(&["plug", "files"], main)]);
+    assert_not_reached(&twin.surface(), "fs.write");
+}
+
+#[test]
+fn blanket_implementations_are_candidates() {
+    let blanket = |body: &str| {
+        lib(
+            "blanket",
+            &[],
+            &format!("pub trait Loggable {{\n    fn log(&self);\n}}\n\nimpl<T: std::fmt::Display> Loggable for T {{\n    fn log(&self) {{\n        {body}\n    }}\n}}\n\npub fn log_it<L: Loggable>(l: &L) {{\n    l.log();\n}}\n"),
+        )
+    };
+    let main = "fn main() {\n    blanket::log_it(&5u32);\n}\n";
+    let fx = Fixture::new(vec![blanket("let _ = std::fs::write(\"log\", self.to_string());"), app(&["blanket"], main)]);
+    let doc = fx.surface();
+    assert!(chain_paths(&fx, &doc, "fs.write", "log_it").is_some(), "{doc:#}");
+    let twin = Fixture::new(vec![blanket("let _ = self.to_string();"), app(&["blanket"], main)]);
+    assert_not_reached(&twin.surface(), "fs.write");
+}
+
+#[test]
+fn the_reachable_grant_is_what_main_reaches() {
+    // `tools` can spawn and connect; main only calls the function that connects.
+    let tools = lib(
+        "tools",
+        &[],
+        "pub fn dial() {\n    let _ = std::net::TcpStream::connect(\"a:1\");\n}\n\npub fn shell() {\n    let _ = std::process::Command::new(\"sh\");\n}\n",
+    );
+    let fx = Fixture::new(vec![tools, app(&["tools"], "fn main() {\n    tools::dial();\n}\n")]);
+    let doc = fx.surface();
+    let union = strs(&program(&doc)["capabilities"]);
+    assert!(union.contains(&"process.spawn".to_string()) && union.contains(&"net.connect".to_string()), "{union:?}");
+    let r = reachable(&doc);
+    assert!(r.contains(&"net.connect".to_string()), "{r:?}");
+    assert!(!r.contains(&"process.spawn".to_string()), "{r:?}");
+    assert_eq!(program(&doc)["reachable"]["unresolved"], 0);
+}
+
+// ---------------------------------------------------------------------------------------
 // 9. Determinism.
 
 #[test]
@@ -756,6 +963,6 @@ fn output_is_byte_identical_across_runs() {
     let third = fx.json_with_cache(fresh.path());
     assert_eq!(first, third, "a run with an empty cache gives the same bytes");
     // And it is not trivially empty: the program's crate has chains.
-    let doc: Value = serde_json::from_str(&first).unwrap();
+    let doc: Value = surface_doc::inline(serde_json::from_str(&first).unwrap());
     assert!(own(&doc).iter().filter(|f| f["chain"].is_array()).count() >= 4, "{:#?}", own(&doc));
 }

@@ -110,18 +110,23 @@ fn programs_of_two_members_bins_and_required_features() {
         ["app", "macros", "shared", "tool"],
         "glob members, `exclude` honoured"
     );
-    let programs: Vec<(&str, &str)> = g
+    // Every artifact is a program: binaries, the shared and static libraries a library is
+    // built as, and a member that ships only its library (a proc macro too).
+    let programs: Vec<(&str, &str, &str)> = g
         .programs
         .iter()
-        .map(|p| (p.package.name.as_str(), p.name.as_str()))
+        .map(|p| (p.package.name.as_str(), p.name.as_str(), p.kind.as_str()))
         .collect();
     assert_eq!(
         programs,
         [
-            ("app", "app"),
-            ("tool", "listed"),
-            ("tool", "alpha"),
-            ("tool", "beta")
+            ("app", "app", "bin"),
+            ("macros", "proc-macro:macros", "proc-macro"),
+            ("shared", "cdylib:shared_lib", "cdylib"),
+            ("shared", "staticlib:shared_lib", "staticlib"),
+            ("tool", "listed", "bin"),
+            ("tool", "alpha", "bin"),
+            ("tool", "beta", "bin")
         ]
     );
     let roots: Vec<&str> = g
@@ -133,6 +138,9 @@ fn programs_of_two_members_bins_and_required_features() {
         roots,
         [
             "src/main.rs",
+            "src/lib.rs",
+            "src/lib.rs",
+            "src/lib.rs",
             "tools/listed.rs",
             "src/bin/alpha.rs",
             "src/bin/beta/main.rs"
@@ -141,7 +149,7 @@ fn programs_of_two_members_bins_and_required_features() {
     assert!(
         g.programs
             .iter()
-            .all(|p| g.units[p.unit].kind == UnitKind::Bin)
+            .all(|p| g.units[p.unit].kind == if p.kind == velaris::surface::ProgramKind::Bin { UnitKind::Bin } else if p.kind == velaris::surface::ProgramKind::ProcMacro { UnitKind::ProcMacro } else { UnitKind::Lib })
     );
     // `special` needs a feature nothing enables.
     assert_eq!(g.skipped.len(), 1);
@@ -253,6 +261,7 @@ fn pending_packages_are_leaves() {
         manifest_of: &|id: &PackageId| if id.name == "deep" { Err("not yet".into()) } else { registry_manifest(id) },
         has_file: None,
         pending: Some(&pending),
+        lockfile_led: false,
     };
     let g = ws.resolve_with(&opts).unwrap();
     assert_eq!(g.pending.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["deep"]);
@@ -446,6 +455,7 @@ fn has_file_finds_implicit_build_scripts() {
         manifest_of: &registry_manifest,
         has_file: Some(&has_file),
         pending: None,
+        lockfile_led: false,
     };
     let g = ws.resolve_with(&opts).unwrap();
     assert_eq!(

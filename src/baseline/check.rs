@@ -22,7 +22,11 @@ pub struct Widening {
     pub subject: Subject,
     /// Used but not granted.
     pub capabilities: BTreeSet<Capability>,
-    /// Every finding of those capabilities, sorted by crate, version, then finding.
+    /// Granted capabilities used through APIs the grant's pins do not list (crates whose
+    /// `apis` pin them), by capability.
+    pub apis: BTreeMap<Capability, BTreeSet<String>>,
+    /// Every finding of those capabilities, and of those APIs, sorted by crate, version, then
+    /// finding.
     pub findings: Vec<Evidence>,
     /// The baseline has no entry for the subject at all.
     pub new_subject: bool,
@@ -36,6 +40,8 @@ pub struct Narrowing {
     pub subject: Subject,
     /// Granted but no longer used (for a gone subject: everything it was granted).
     pub capabilities: BTreeSet<Capability>,
+    /// Pinned APIs no longer used, of capabilities still used.
+    pub apis: BTreeMap<Capability, BTreeSet<String>>,
     /// The program or crate is no longer there (or, for a crate, no longer has a capability).
     pub gone: bool,
     /// Where the first unused grant (or the gone entry) is in the baseline.
@@ -65,6 +71,30 @@ pub struct CheckOutcome {
     pub target_mismatch: Option<TargetMismatch>,
 }
 
+impl Widening {
+    /// Every (capability, API) the widening is about, for one line each: the capabilities not
+    /// granted (no API), then the APIs not pinned.
+    pub fn what(&self) -> Vec<(Capability, Option<&str>)> {
+        let mut out: Vec<(Capability, Option<&str>)> = self.capabilities.iter().map(|c| (*c, None)).collect();
+        for (c, apis) in &self.apis {
+            out.extend(apis.iter().map(|a| (*c, Some(a.as_str()))));
+        }
+        out
+    }
+
+    /// `process.spawn, fs.write via std::fs::remove_dir_all`.
+    pub fn summary(&self) -> String {
+        self.what()
+            .iter()
+            .map(|(c, api)| match api {
+                Some(a) => format!("{c} via {a}"),
+                None => c.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 impl CheckOutcome {
     /// The baseline grants more than is used, names what is gone, or was made for another
     /// target: `velaris bless` would change it. `--strict` fails on this.
@@ -76,12 +106,15 @@ impl CheckOutcome {
 #[derive(Default)]
 struct Used {
     capabilities: BTreeSet<Capability>,
+    /// The APIs used per capability (the findings' resolved paths).
+    apis: BTreeMap<Capability, BTreeSet<String>>,
     /// (crate, version, finding) → via, the shortest seen.
     findings: BTreeMap<(String, String, Finding), Vec<String>>,
 }
 
 impl Used {
     fn add_finding(&mut self, name: &str, version: &str, f: &Finding, via: &[String]) {
+        self.apis.entry(f.capability).or_default().insert(f.path.clone());
         let slot =
             self.findings.entry((name.to_string(), version.to_string(), f.clone())).or_insert_with(|| via.to_vec());
         if (via.len(), via) < (slot.len(), slot.as_slice()) {
@@ -89,10 +122,11 @@ impl Used {
         }
     }
 
-    fn evidence(&self, caps: &BTreeSet<Capability>) -> Vec<Evidence> {
+    /// The findings of `caps`, and of the APIs in `apis`.
+    fn evidence(&self, caps: &BTreeSet<Capability>, apis: &BTreeMap<Capability, BTreeSet<String>>) -> Vec<Evidence> {
         self.findings
             .iter()
-            .filter(|((_, _, f), _)| caps.contains(&f.capability))
+            .filter(|((_, _, f), _)| caps.contains(&f.capability) || apis.get(&f.capability).is_some_and(|a| a.contains(&f.path)))
             .map(|((name, version, finding), via)| Evidence {
                 crate_name: name.clone(),
                 version: version.clone(),
@@ -121,7 +155,7 @@ fn used(surface: &Surface) -> (BTreeMap<&str, Used>, BTreeMap<&str, Used>) {
             }
             let krate = crates.entry(&c.name).or_default();
             krate.capabilities.extend(c.capabilities.iter().copied());
-            for f in &c.findings {
+            for f in c.findings.iter() {
                 krate.add_finding(&c.name, &c.version, f, &c.via);
             }
         }
@@ -141,22 +175,45 @@ fn compare(
         let empty = BTreeSet::new();
         let allowed = grant.map_or(&empty, |g| &g.capabilities);
         let extra: BTreeSet<Capability> = u.capabilities.difference(allowed).copied().collect();
-        if !extra.is_empty() {
+        // A granted capability pinned to APIs widens through any other API.
+        let mut new_apis: BTreeMap<Capability, BTreeSet<String>> = BTreeMap::new();
+        let mut unused_apis: BTreeMap<Capability, BTreeSet<String>> = BTreeMap::new();
+        if let Some(g) = grant {
+            for (cap, pinned) in &g.apis {
+                let Some(apis) = u.apis.get(cap).filter(|_| u.capabilities.contains(cap)) else { continue };
+                let unlisted: BTreeSet<String> = apis.difference(pinned).cloned().collect();
+                if !unlisted.is_empty() {
+                    new_apis.insert(*cap, unlisted);
+                }
+                let gone: BTreeSet<String> = pinned.difference(apis).cloned().collect();
+                if !gone.is_empty() {
+                    unused_apis.insert(*cap, gone);
+                }
+            }
+        }
+        if !extra.is_empty() || !new_apis.is_empty() {
             widened.push(Widening {
                 subject: subject(name),
-                findings: u.evidence(&extra),
+                findings: u.evidence(&extra, &new_apis),
                 capabilities: extra,
+                apis: new_apis,
                 new_subject: grant.is_none(),
                 at: grant.map(|g| g.at),
             });
         }
         if let Some(g) = grant {
             let unused: BTreeSet<Capability> = g.capabilities.difference(&u.capabilities).copied().collect();
-            if !unused.is_empty() {
-                let first = unused.iter().filter_map(|c| g.capability_at.get(c)).min().copied();
+            if !unused.is_empty() || !unused_apis.is_empty() {
+                let first = unused
+                    .iter()
+                    .filter_map(|c| g.capability_at.get(c))
+                    .chain(unused_apis.keys().filter_map(|c| g.apis_at.get(c)))
+                    .min()
+                    .copied();
                 narrowed.push(Narrowing {
                     subject: subject(name),
                     capabilities: unused,
+                    apis: unused_apis,
                     gone: false,
                     at: Some(first.unwrap_or(g.at)),
                 });
@@ -168,6 +225,7 @@ fn compare(
             narrowed.push(Narrowing {
                 subject: subject(name),
                 capabilities: g.capabilities.clone(),
+                apis: BTreeMap::new(),
                 gone: true,
                 at: Some(g.at),
             });
@@ -182,7 +240,9 @@ fn compare(
 /// all in the crate's grant. The two are separate: a new dependency that brings `net.connect`
 /// into a program already granted `net.connect` is still a crate widening. A subject without
 /// an entry that uses any capability is a widening with `new_subject`; `unanalyzed` counts like
-/// any capability. Grants no longer used, and entries whose subject is gone, are narrowings.
+/// any capability. A crate whose grant pins a capability to APIs (`[crate.NAME.apis]`) also
+/// widens when it uses that capability through an API the pins do not list. Grants (and pinned
+/// APIs) no longer used, and entries whose subject is gone, are narrowings.
 pub fn check(baseline: &Baseline, surface: &Surface) -> CheckOutcome {
     let (programs, crates) = used(surface);
     let mut widened = Vec::new();

@@ -22,17 +22,55 @@ pub struct Addition {
     pub at: Location,
     /// Where each added capability is written in the newer baseline.
     pub capability_at: BTreeMap<Capability, Location>,
+    /// APIs the newer baseline adds to a capability both pin (`[crate.NAME.apis]`).
+    pub apis: BTreeMap<Capability, BTreeSet<String>>,
+    /// Capabilities the older baseline pinned to APIs and the newer grants through any API.
+    pub unpinned: BTreeSet<Capability>,
+}
+
+impl Addition {
+    /// `process.spawn, fs.write via std::fs::remove_dir_all, net.connect via any API`.
+    pub fn summary(&self) -> String {
+        let mut parts: Vec<String> = self.capabilities.iter().map(|c| c.to_string()).collect();
+        for (c, apis) in &self.apis {
+            parts.extend(apis.iter().map(|a| format!("{c} via {a}")));
+        }
+        parts.extend(self.unpinned.iter().map(|c| format!("{c} via any API")));
+        parts.join(", ")
+    }
 }
 
 fn added(subject: Subject, old: Option<&Grant>, new: &Grant) -> Option<Addition> {
     let empty = BTreeSet::new();
     let before = old.map_or(&empty, |g| &g.capabilities);
     let capabilities: BTreeSet<Capability> = new.capabilities.difference(before).copied().collect();
+    // Pins: on capabilities granted on both sides, a new API widens, and so does a pin
+    // removed (any API is allowed again).
+    let mut apis: BTreeMap<Capability, BTreeSet<String>> = BTreeMap::new();
+    let mut unpinned = BTreeSet::new();
+    if let Some(old) = old {
+        for cap in new.capabilities.intersection(&old.capabilities) {
+            match (old.apis.get(cap), new.apis.get(cap)) {
+                (Some(o), Some(n)) => {
+                    let more: BTreeSet<String> = n.difference(o).cloned().collect();
+                    if !more.is_empty() {
+                        apis.insert(*cap, more);
+                    }
+                }
+                (Some(_), None) => {
+                    unpinned.insert(*cap);
+                }
+                _ => {}
+            }
+        }
+    }
     // A new entry that grants nothing still is a new entry, but it widens nothing.
-    if capabilities.is_empty() {
+    if capabilities.is_empty() && apis.is_empty() && unpinned.is_empty() {
         return None;
     }
     Some(Addition {
+        apis,
+        unpinned,
         subject,
         reasons: new.reasons.iter().filter(|(c, _)| capabilities.contains(c)).map(|(c, r)| (*c, r.clone())).collect(),
         capability_at: new.capability_at.iter().filter(|(c, _)| capabilities.contains(c)).map(|(c, l)| (*c, *l)).collect(),
@@ -91,6 +129,18 @@ mod tests {
         assert!(additions(Some(&old), &old).is_empty());
         let narrower = parse("version = 1\n\n[program.app]\ncapabilities = []\n", "new").unwrap();
         assert!(additions(Some(&old), &narrower).is_empty());
+    }
+
+    #[test]
+    fn pinned_apis_added_or_unpinned_are_additions_and_new_pins_are_not() {
+        let old = parse("version = 1\n[crate.app]\ncapabilities = [\"fs.write\", \"net.connect\"]\n[crate.app.apis]\n\"fs.write\" = [\"std::fs::write\"]\n\"net.connect\" = [\"std::net::TcpStream::connect\"]\n", "old").unwrap();
+        let new = parse("version = 1\n[crate.app]\ncapabilities = [\"fs.write\", \"net.connect\"]\n[crate.app.apis]\n\"fs.write\" = [\"std::fs::remove_dir_all\", \"std::fs::write\"]\n", "new").unwrap();
+        let a = additions(Some(&old), &new);
+        assert_eq!(a.len(), 1, "{a:#?}");
+        assert!(a[0].capabilities.is_empty());
+        assert_eq!(a[0].summary(), "fs.write via std::fs::remove_dir_all, net.connect via any API");
+        // Pinning what was unpinned narrows: nothing is added.
+        assert!(additions(Some(&parse("version = 1\n[crate.app]\ncapabilities = [\"fs.write\", \"net.connect\"]\n", "o").unwrap()), &old).is_empty());
     }
 
     #[test]

@@ -11,9 +11,10 @@
 //!
 //! Canonical layout: `version`, `target`; then `[program.NAME]` tables sorted by name, then
 //! `[crate.NAME]` tables sorted by name, each preceded by one blank line, with `package`,
-//! `capabilities` (one per line, in canonical capability order, trailing comma), `reason`, and
-//! a `[KIND.NAME.reasons]` table when there are reasons; runs of blank lines between comments
-//! become one blank line.
+//! `capabilities` (one per line, in canonical capability order, trailing comma), `reason`, a
+//! `[KIND.NAME.reasons]` table when there are reasons, and a `[crate.NAME.apis]` table when the
+//! crate's APIs are pinned (each capability's APIs one per line, sorted); runs of blank lines
+//! between comments become one blank line.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -129,27 +130,57 @@ struct Field<T> {
     value: T,
 }
 
+/// What a list holds: capabilities (`capabilities = [...]`) or API paths (`[crate.N.apis]`).
+trait ListItem: Ord + Clone {
+    fn from_value(v: &toml_edit::Value) -> Option<Self>;
+    fn text(&self) -> &str;
+}
+
+impl ListItem for Capability {
+    fn from_value(v: &toml_edit::Value) -> Option<Self> {
+        v.as_str().and_then(|s| s.parse().ok())
+    }
+    fn text(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl ListItem for String {
+    fn from_value(v: &toml_edit::Value) -> Option<Self> {
+        v.as_str().map(str::to_string)
+    }
+    fn text(&self) -> &str {
+        self
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Elem {
-    cap: Capability,
+struct Elem<T> {
+    value: T,
     notes: Notes,
 }
 
-/// A `capabilities = [...]` list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct List {
+/// A `capabilities = [...]` list, or a capability's list of APIs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct List<T> {
     /// The key's notes; `inline` is the comment after the closing `]`.
     notes: Notes,
     /// A comment after the opening `[`.
     open: Option<String>,
-    /// In canonical order, each capability once.
-    elems: Vec<Elem>,
+    /// In canonical order, each value once.
+    elems: Vec<Elem<T>>,
     /// Whole-line comments before the closing `]`.
     end: Vec<Line>,
 }
 
-impl List {
-    fn read(notes: Notes, array: &Array) -> List {
+impl<T> Default for List<T> {
+    fn default() -> Self {
+        List { notes: Notes::default(), open: None, elems: Vec::new(), end: Vec::new() }
+    }
+}
+
+impl<T: ListItem> List<T> {
+    fn read(notes: Notes, array: &Array) -> List<T> {
         let mut list = List { notes, ..List::default() };
         let mut pending: Vec<Line> = Vec::new();
         // Where a same-line comment at the start of the next decor goes: `None` is the `[`.
@@ -159,15 +190,14 @@ impl List {
             list.attach_inline(last, first);
             pending.extend(rest);
             let (inline, after) = split_first_line(&format!("{}\n", text_of(v.decor().suffix())));
-            let cap = v.as_str().and_then(|s| s.parse::<Capability>().ok());
-            match cap {
-                Some(cap) if !list.elems.iter().any(|e| e.cap == cap) => {
+            match T::from_value(v) {
+                Some(value) if !list.elems.iter().any(|e| e.value == value) => {
                     let above = normalize(std::mem::take(&mut pending));
-                    list.elems.push(Elem { cap, notes: Notes { above, inline } });
+                    list.elems.push(Elem { value, notes: Notes { above, inline } });
                     last = Some(list.elems.len() - 1);
                 }
-                // Not a capability (only in files that do not parse) or a repeat: its comments
-                // join the next one's.
+                // Not a value of the list's kind (only in files that do not parse) or a repeat:
+                // its comments join the next one's.
                 _ => pending.extend(inline.map(Line::Comment)),
             }
             // `after` is empty unless the comma is on a later line than the value.
@@ -177,7 +207,7 @@ impl List {
         list.attach_inline(last, first);
         pending.extend(rest);
         list.end = without_trailing_blanks(normalize(pending));
-        list.elems.sort_by_key(|e| e.cap);
+        list.elems.sort_by(|a, b| a.value.cmp(&b.value));
         list
     }
 
@@ -193,16 +223,30 @@ impl List {
         });
     }
 
-    /// Keep the capabilities in `caps` with their comments, add the others.
-    fn bless(&mut self, caps: &BTreeSet<Capability>) {
-        self.elems.retain(|e| caps.contains(&e.cap));
-        for &cap in caps {
-            if !self.elems.iter().any(|e| e.cap == cap) {
-                self.elems.push(Elem { cap, notes: Notes::default() });
+    /// Keep the values in `values` with their comments, add the others.
+    fn bless(&mut self, values: &BTreeSet<T>) {
+        self.elems.retain(|e| values.contains(&e.value));
+        for v in values {
+            if !self.elems.iter().any(|e| &e.value == v) {
+                self.elems.push(Elem { value: v.clone(), notes: Notes::default() });
             }
         }
-        self.elems.sort_by_key(|e| e.cap);
+        self.elems.sort_by(|a, b| a.value.cmp(&b.value));
     }
+}
+
+/// A `[KIND.NAME.apis]` table: per capability, the APIs the crate may use for it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Apis {
+    /// The table header's notes.
+    notes: Notes,
+    items: BTreeMap<Capability, List<String>>,
+}
+
+/// Whether a capability's findings name an API that can be pinned (`unanalyzed` findings name
+/// an error, not an API).
+pub fn pinnable(cap: Capability) -> bool {
+    cap != Capability::Unanalyzed
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -217,9 +261,10 @@ struct Entry {
     /// The `[KIND.NAME]` header's notes.
     notes: Notes,
     package: Option<Field<String>>,
-    capabilities: List,
+    capabilities: List<Capability>,
     reason: Option<Field<String>>,
     reasons: Reasons,
+    apis: Apis,
 }
 
 impl Entry {
@@ -246,10 +291,25 @@ impl Entry {
                 entry.reasons.items.insert(cap, Field { notes: Notes::of_key(reasons, k), value: s.to_string() });
             }
         }
+        if !is_program {
+            if let Some(apis) = table.get("apis").and_then(Item::as_table_like) {
+                entry.apis.notes = Notes::of_key(table, "apis");
+                for (k, v) in apis.iter() {
+                    let (Ok(cap), Some(array)) = (k.parse::<Capability>(), v.as_array()) else { continue };
+                    entry.apis.items.insert(cap, List::read(Notes::of_key(apis, k), array));
+                }
+            }
+        }
         entry
     }
 
-    fn bless(&mut self, package: Option<&str>, caps: &BTreeSet<Capability>) {
+    /// Whether the entry pins APIs (it has an `apis` table).
+    fn pins(&self) -> bool {
+        !self.apis.items.is_empty()
+    }
+
+    /// Grant `caps`; with `apis`, pin each pinnable capability to the APIs given for it.
+    fn bless(&mut self, package: Option<&str>, caps: &BTreeSet<Capability>, apis: Option<&BTreeMap<Capability, BTreeSet<String>>>) {
         self.package = package
             .map(|p| Field { notes: self.package.take().map(|f| f.notes).unwrap_or_default(), value: p.to_string() });
         self.capabilities.bless(caps);
@@ -257,6 +317,20 @@ impl Entry {
         self.reasons.items.retain(|c, _| caps.contains(c));
         if had_reasons && self.reasons.items.is_empty() {
             self.reasons.notes = Notes::default();
+        }
+        match apis {
+            Some(apis) => {
+                let mut old = std::mem::take(&mut self.apis.items);
+                for &cap in caps.iter().filter(|c| pinnable(**c)) {
+                    let mut list = old.remove(&cap).unwrap_or_default();
+                    list.bless(apis.get(&cap).unwrap_or(&BTreeSet::new()));
+                    self.apis.items.insert(cap, list);
+                }
+                if self.apis.items.is_empty() {
+                    self.apis.notes = Notes::default();
+                }
+            }
+            None => self.apis = Apis::default(),
         }
     }
 }
@@ -332,14 +406,17 @@ impl Doc {
         Doc { head, ..Doc::default() }
     }
 
-    /// The document granting exactly `surface`, keeping what `old` says about what remains.
-    pub(crate) fn bless(old: Option<Doc>, surface: &Surface) -> Doc {
+    /// The document granting exactly `surface`, keeping what `old` says about what remains;
+    /// the crates named in `pin` and those `old` pins have their APIs pinned.
+    pub(crate) fn bless(old: Option<Doc>, surface: &Surface, pin: &BTreeSet<String>) -> Doc {
         let mut doc = old.unwrap_or_else(Doc::fresh);
         let target_notes = doc.target.take().map(|t| t.notes).unwrap_or_default();
         doc.target = Some(Field { notes: target_notes, value: surface.target.clone() });
 
         let mut programs: BTreeMap<&str, (&str, BTreeSet<Capability>)> = BTreeMap::new();
         let mut crates: BTreeMap<&str, BTreeSet<Capability>> = BTreeMap::new();
+        // The APIs each crate uses per capability: what a pin grants.
+        let mut apis: BTreeMap<&str, BTreeMap<Capability, BTreeSet<String>>> = BTreeMap::new();
         for p in &surface.programs {
             let slot = programs.entry(&p.name).or_insert((&p.package, BTreeSet::new()));
             slot.0 = slot.0.min(&p.package);
@@ -348,19 +425,24 @@ impl Doc {
                 slot.1.extend(c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability));
                 if !c.capabilities.is_empty() {
                     crates.entry(&c.name).or_default().extend(c.capabilities.iter().copied());
+                    let used = apis.entry(&c.name).or_default();
+                    for f in c.findings.iter() {
+                        used.entry(f.capability).or_default().insert(f.path.clone());
+                    }
                 }
             }
         }
         let mut old_programs = std::mem::take(&mut doc.programs.entries);
         for (name, (package, caps)) in programs {
             let mut e = old_programs.remove(name).unwrap_or_default();
-            e.bless(Some(package), &caps);
+            e.bless(Some(package), &caps, None);
             doc.programs.entries.insert(name.to_string(), e);
         }
         let mut old_crates = std::mem::take(&mut doc.crates.entries);
         for (name, caps) in crates {
             let mut e = old_crates.remove(name).unwrap_or_default();
-            e.bless(None, &caps);
+            let pinned = (e.pins() || pin.contains(name)).then(|| &apis[name]);
+            e.bless(None, &caps, pinned);
             doc.crates.entries.insert(name.to_string(), e);
         }
         doc
@@ -384,7 +466,7 @@ impl Doc {
                 if let Some(p) = &entry.package {
                     field(&mut out, "package", &p.value, &p.notes);
                 }
-                list(&mut out, &entry.capabilities);
+                list(&mut out, "capabilities", &entry.capabilities);
                 if let Some(r) = &entry.reason {
                     field(&mut out, "reason", &r.value, &r.notes);
                 }
@@ -392,6 +474,12 @@ impl Doc {
                     header(&mut out, &format!("{path}.reasons"), &entry.reasons.notes);
                     for (cap, r) in &entry.reasons.items {
                         field(&mut out, &key(cap.as_str()), &r.value, &r.notes);
+                    }
+                }
+                if !entry.apis.items.is_empty() {
+                    header(&mut out, &format!("{path}.apis"), &entry.apis.notes);
+                    for (cap, l) in &entry.apis.items {
+                        list(&mut out, &key(cap.as_str()), l);
                     }
                 }
             }
@@ -486,16 +574,16 @@ fn field(out: &mut String, key: &str, value: &str, notes: &Notes) {
     let _ = writeln!(out, "{key} = {}{}", string(value), inline(&notes.inline));
 }
 
-fn list(out: &mut String, l: &List) {
+fn list<T: ListItem>(out: &mut String, key: &str, l: &List<T>) {
     lines(out, "", &l.notes.above);
     if l.elems.is_empty() && l.open.is_none() && l.end.is_empty() {
-        let _ = writeln!(out, "capabilities = []{}", inline(&l.notes.inline));
+        let _ = writeln!(out, "{key} = []{}", inline(&l.notes.inline));
         return;
     }
-    let _ = writeln!(out, "capabilities = [{}", inline(&l.open));
+    let _ = writeln!(out, "{key} = [{}", inline(&l.open));
     for e in &l.elems {
         lines(out, INDENT, &e.notes.above);
-        let _ = writeln!(out, "{INDENT}{},{}", string(e.cap.as_str()), inline(&e.notes.inline));
+        let _ = writeln!(out, "{INDENT}{},{}", string(e.value.text()), inline(&e.notes.inline));
     }
     lines(out, INDENT, &l.end);
     let _ = writeln!(out, "]{}", inline(&l.notes.inline));
@@ -523,7 +611,7 @@ mod tests {
         let doc = Doc::read(text).unwrap();
         let l = &doc.crates.entries["a"].capabilities;
         assert_eq!(l.open.as_deref(), Some("# open"));
-        assert_eq!(l.elems[0].cap, Capability::FsRead);
+        assert_eq!(l.elems[0].value, Capability::FsRead);
         assert_eq!(l.elems[0].notes.inline.as_deref(), Some("# f"));
         assert_eq!(l.elems[1].notes.above, vec![c("# about unsafe")]);
         assert_eq!(l.elems[1].notes.inline.as_deref(), Some("# u"));

@@ -5,7 +5,8 @@
 //! - [`check`] compares a [`Surface`] with a baseline: what widened (fails the gate) and what
 //!   narrowed (stale grants; `--strict` makes them fail, see [`CheckOutcome::stale`]).
 //! - [`bless`] writes the baseline that grants exactly the current surface, keeping the
-//!   reviewers' reasons and comments of every entry that remains.
+//!   reviewers' reasons and comments of every entry that remains; [`bless_with`] also pins the
+//!   APIs of chosen crates (`bless --pin-apis`).
 //! - [`fmt`] puts a valid baseline in canonical form, comments kept.
 //! - [`write_atomic`] replaces the file on disk without ever leaving it half written.
 //! - [`render`] shows a [`CheckOutcome`] for a terminal, as markdown or as JSON.
@@ -28,6 +29,7 @@ use std::fmt;
 
 pub use check::{CheckOutcome, Evidence, Narrowing, TargetMismatch, Widening, check};
 pub use delta::{Addition, additions};
+pub use layout::pinnable;
 pub use write::write_atomic;
 
 use crate::surface::{Capability, Surface};
@@ -96,6 +98,20 @@ pub struct Grant {
     pub at: Location,
     /// Where each capability is written in the `capabilities` list.
     pub capability_at: BTreeMap<Capability, Location>,
+    /// Crates only: the APIs the crate may use for a capability (`[crate.NAME.apis]`,
+    /// `"fs.write" = ["std::fs::write"]`). A capability listed here is granted through those
+    /// APIs only; a capability not listed, through any.
+    pub apis: BTreeMap<Capability, BTreeSet<String>>,
+    /// Where each capability's API list is written.
+    pub apis_at: BTreeMap<Capability, Location>,
+}
+
+impl Grant {
+    /// Whether `api` may be used for `cap`: granted, and pinned to a list that holds it (or not
+    /// pinned at all).
+    pub fn allows_api(&self, cap: Capability, api: &str) -> bool {
+        self.capabilities.contains(&cap) && self.apis.get(&cap).is_none_or(|list| list.contains(api))
+    }
 }
 
 impl PartialEq for Grant {
@@ -104,6 +120,7 @@ impl PartialEq for Grant {
             && self.capabilities == other.capabilities
             && self.reason == other.reason
             && self.reasons == other.reasons
+            && self.apis == other.apis
     }
 }
 
@@ -195,8 +212,23 @@ pub fn parse(text: &str, origin: &str) -> Result<Baseline, BaselineError> {
 /// file): callers that must not lose such a file call [`parse`] first and stop on its error.
 /// `None` gives a fresh file with a header comment.
 pub fn bless(existing: Option<&str>, surface: &Surface) -> String {
+    bless_with(existing, surface, &BlessOptions::default())
+}
+
+/// What [`bless_with`] does besides granting the surface.
+#[derive(Debug, Clone, Default)]
+pub struct BlessOptions {
+    /// Pin the APIs of these crates (`bless --pin-apis`: the workspace's members): each
+    /// capability they use is granted through the APIs they use for it today, and a new API
+    /// is then a widening. Crates whose entry already pins APIs keep pinning them, refreshed
+    /// from the surface, with or without this option.
+    pub pin_apis: BTreeSet<String>,
+}
+
+/// [`bless`] with options.
+pub fn bless_with(existing: Option<&str>, surface: &Surface, opts: &BlessOptions) -> String {
     let old = existing.and_then(layout::Doc::read);
-    layout::Doc::bless(old, surface).render()
+    layout::Doc::bless(old, surface, &opts.pin_apis).render()
 }
 
 /// The canonical form of a valid baseline: entries sorted by name, capabilities in canonical

@@ -4,7 +4,7 @@
 //! and reports every duplicate key; the grants are then checked against the format. Layout and
 //! comments do not matter here (see `layout.rs` for those).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use toml::Spanned;
@@ -173,6 +173,7 @@ impl Checker<'_> {
         let mut grant = Grant { at: self.at(name.span()), ..Grant::default() };
         let mut capabilities_seen = false;
         let mut reasons: Vec<(Capability, Range<usize>, String)> = Vec::new();
+        let mut apis: Vec<(Capability, Range<usize>, BTreeSet<String>)> = Vec::new();
         for (k, v) in table.iter() {
             match k.get_ref().as_ref() {
                 "package" if is_program => grant.package = self.string(&format!("`package` of {subject}"), v),
@@ -224,11 +225,34 @@ impl Checker<'_> {
                         }
                     }
                 }
+                "apis" if is_program => self.problem(
+                    k.span(),
+                    format!("API pins are per crate: move `apis` of {subject} to `[crate.NAME.apis]`"),
+                ),
+                "apis" => {
+                    let DeValue::Table(t) = v.get_ref() else {
+                        self.wrong_type(&format!("`apis` of {subject}"), "a table of capability = [\"API\", ...]", v);
+                        continue;
+                    };
+                    for (ck, cv) in t.iter() {
+                        let Ok(cap) = ck.get_ref().parse::<Capability>() else {
+                            self.problem(ck.span(), unknown_capability(ck.get_ref()));
+                            continue;
+                        };
+                        if !super::layout::pinnable(cap) {
+                            self.problem(ck.span(), format!("`{cap}` cannot be pinned to APIs: its findings name no API"));
+                            continue;
+                        }
+                        if let Some(list) = self.api_list(&format!("the APIs of `{cap}` of {subject}"), cv) {
+                            apis.push((cap, ck.span(), list));
+                        }
+                    }
+                }
                 other => {
                     let expected = if is_program {
                         "`package`, `capabilities`, `reason` or `reasons`"
                     } else {
-                        "`capabilities`, `reason` or `reasons`"
+                        "`capabilities`, `reason`, `reasons` or `apis`"
                     };
                     self.problem(k.span(), format!("unknown key `{other}` in {subject}; expected {expected}"));
                 }
@@ -250,7 +274,44 @@ impl Checker<'_> {
                 self.problem(span, format!("a reason for `{cap}`, which {subject} is not granted"));
             }
         }
+        for (cap, span, list) in apis {
+            if grant.capabilities.contains(&cap) {
+                grant.apis_at.insert(cap, self.at(span));
+                grant.apis.insert(cap, list);
+            } else if list_ok {
+                self.problem(span, format!("APIs for `{cap}`, which {subject} is not granted"));
+            }
+        }
         Some(grant)
+    }
+
+    /// An array of API paths: non-empty strings, each once.
+    fn api_list(&mut self, what: &str, v: &Spanned<DeValue<'_>>) -> Option<BTreeSet<String>> {
+        let DeValue::Array(list) = v.get_ref() else {
+            self.wrong_type(what, "an array of API paths (strings)", v);
+            return None;
+        };
+        let mut out = BTreeSet::new();
+        let mut ok = true;
+        for item in list.iter() {
+            match item.get_ref() {
+                DeValue::String(s) if s.trim().is_empty() => {
+                    self.problem(item.span(), format!("an empty API path in {what}"));
+                    ok = false;
+                }
+                DeValue::String(s) => {
+                    if !out.insert(s.to_string()) {
+                        self.problem(item.span(), format!("`{s}` is listed twice in {what}"));
+                        ok = false;
+                    }
+                }
+                _ => {
+                    self.wrong_type(&format!("each of {what}"), "an API path (a string)", item);
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
     }
 }
 

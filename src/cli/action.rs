@@ -40,7 +40,8 @@ pub struct Args {
     /// $RUNNER_TEMP/velaris-ratchet].
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
-    /// workflow_run: post the comments of this comments.json (from the pull_request run).
+    /// Ignored, with a warning: earlier releases posted this comments.json on workflow_run;
+    /// now the workflow_run side reviews the pull request itself.
     #[arg(long, value_name = "FILE")]
     comments_from: Option<PathBuf>,
     #[command(flatten)]
@@ -57,6 +58,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     let out_dir = args.out_dir.clone().unwrap_or_else(|| {
         env.runner_temp.clone().unwrap_or_else(std::env::temp_dir).join("velaris-ratchet")
     });
+    // The log is the runner's: a line every few seconds there (the bar on a terminal).
+    let progress = super::progress(false);
     let config = github::Config {
         env,
         workspaces: args.workspace,
@@ -67,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         comment_author: args.comment_author,
         fail_on: args.fail_on,
         target: args.target,
-        fetch: args.fetch.options(),
+        fetch: args.fetch.options(progress.handle()),
         out_dir,
         comments_from: args.comments_from,
         policy: api::Policy::default(),

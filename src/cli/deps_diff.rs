@@ -8,7 +8,15 @@ use velaris::diff::DiffOptions;
 use velaris::gate::FailOn;
 use velaris::report::{self, Detail, HumanOptions, MarkdownOptions};
 
-use super::Format;
+/// Output formats of deps-diff: the shared ones and SARIF.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Markdown,
+    Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+}
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Schema {
@@ -60,15 +68,20 @@ pub struct Args {
     #[arg(long)]
     no_capabilities: bool,
     /// Exit 1 when any of these holds (comma-separated or repeated): widened, baseline-widened,
-    /// new-capability, build-script, proc-macro, native, yanked, unverifiable, unknown; or
-    /// never (the default: informational).
+    /// new-capability, build-script, proc-macro, native, yanked, unverifiable, unknown,
+    /// license-change, advisory, name-squat; or never (the default: informational).
     #[arg(long, value_name = "CONDITIONS")]
     fail_on: Vec<String>,
     #[command(flatten)]
     fetch: super::fetch::FetchArgs,
     /// Markdown format: size budget in characters.
-    #[arg(long, default_value_t = 60_000, value_name = "CHARS")]
+    #[arg(long, default_value_t = 20_000, value_name = "CHARS")]
     markdown_budget: usize,
+    /// A local copy of the RustSec advisory database (a checkout of rustsec/advisory-db, or
+    /// its unpacked archive): advisories affecting each version the change locks, and those it
+    /// fixes.
+    #[arg(long, value_name = "DIR", env = "VELARIS_ADVISORY_DB")]
+    advisory_db: Option<PathBuf>,
 }
 
 fn input(args: &Args) -> anyhow::Result<Input> {
@@ -114,10 +127,11 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if args.schema == Schema::V1 && args.format != Format::Json {
         bail!("--schema applies to --format json only");
     }
+    let progress = super::progress(args.format == Format::Json);
     let config = depsdiff::Config {
         input: input(&args)?,
         cwd,
-        fetch: args.fetch.options(),
+        fetch: args.fetch.options(progress.handle()),
         diff: DiffOptions {
             context: args.context,
             want_patch: args.diff,
@@ -126,11 +140,14 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         targets: targets(&args)?,
         all_targets: args.all_targets,
         capabilities: !args.no_capabilities,
+        advisory_db: args.advisory_db.clone(),
     };
     let report = depsdiff::run(&config)?;
+    drop(progress);
     let text = match (args.format, args.schema) {
         (Format::Json, Schema::V1) => report::render_json_v1(&report),
-        (Format::Json, Schema::V2) => report::render_json(&report),
+        (Format::Json, Schema::V2) => report::render_json_with(&report, &report::JsonOptions { patches: args.diff }),
+        (Format::Sarif, _) => report::render_sarif(&report),
         (Format::Markdown, _) => report::render_markdown(
             &report,
             &MarkdownOptions { diffs: args.diff, budget: args.markdown_budget },

@@ -1,7 +1,6 @@
 //! The flags every command that fetches packages shares, resolved into
 //! [`velaris::registry::FetchOptions`].
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use velaris::registry::FetchOptions;
@@ -20,12 +19,13 @@ pub struct FetchArgs {
 }
 
 impl FetchArgs {
-    pub fn options(&self) -> FetchOptions {
+    /// The options, reporting progress to `progress`.
+    pub fn options(&self, progress: velaris::progress::Progress) -> FetchOptions {
         FetchOptions {
             cache_dir: self.cache_dir.clone(),
             offline: self.offline,
             jobs: self.jobs as usize,
-            progress: std::io::stderr().is_terminal(),
+            progress,
             ..FetchOptions::default()
         }
     }

@@ -25,6 +25,9 @@ struct Cli {
     /// needs more waits for others to finish (e.g. 2GiB, 512MiB; default 2GiB).
     #[arg(long, value_name = "SIZE", env = "VELARIS_ANALYSIS_MEMORY", global = true, value_parser = parse_size)]
     analysis_memory: Option<u64>,
+    /// No progress and no notes on stderr (warnings and errors are still printed).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -83,6 +86,7 @@ pub fn main() -> i32 {
     if let Some(bytes) = cli.analysis_memory {
         velaris::surface::guard::set_analysis_memory(bytes);
     }
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let run = move || match cli.command {
         Command::DepsDiff(args) => deps_diff::run(args),
         Command::Surface(args) => surface::surface(args),
@@ -133,6 +137,60 @@ fn parse_size(s: &str) -> Result<u64, String> {
         Some(b) => Ok(b),
         None => Err(format!("{s:?} is too large")),
     }
+}
+
+/// `--quiet`.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub(crate) fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A note for the person at the terminal (`wrote velaris.capabilities`), unless `--quiet`.
+pub(crate) fn note(text: &str) {
+    if !quiet() {
+        let mut err = anstream::stderr();
+        let _ = writeln!(err, "{text}");
+    }
+}
+
+/// The progress display of one command, finished (the bar cleared, the last line printed) when
+/// dropped, on success and on error alike.
+pub(crate) struct ProgressGuard(velaris::progress::Progress);
+
+impl ProgressGuard {
+    pub(crate) fn handle(&self) -> velaris::progress::Progress {
+        self.0.clone()
+    }
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
+/// Whether the environment says this is a CI job (`CI`, `GITHUB_ACTIONS`).
+fn in_ci() -> bool {
+    ["CI", "GITHUB_ACTIONS"].iter().any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "false" && v != "0"))
+}
+
+/// How a command shows its progress on stderr: a bar on a terminal, a line every few seconds
+/// in CI, nothing with `--quiet`, nothing when the only output is a machine document written to
+/// a pipe (`machine`: `--format json`), nothing elsewhere.
+pub(crate) fn progress(machine: bool) -> ProgressGuard {
+    use std::io::IsTerminal;
+    use velaris::progress::{Bar, Lines, Progress};
+    let p = if quiet() || (machine && !std::io::stdout().is_terminal()) {
+        Progress::none()
+    } else if std::io::stderr().is_terminal() {
+        Progress::new(std::sync::Arc::new(Bar::stderr()))
+    } else if in_ci() {
+        Progress::new(std::sync::Arc::new(Lines::stderr()))
+    } else {
+        Progress::none()
+    };
+    ProgressGuard(p)
 }
 
 /// Write a rendered document to stdout; a closed pipe is not an error.

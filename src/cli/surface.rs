@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use velaris::baseline;
 use velaris::exit_codes;
-use velaris::surface::engine::{self, Analysis};
+use velaris::surface::engine;
 use velaris::surface::{Capability, render};
 
 use super::Format;
@@ -26,20 +26,12 @@ pub struct WorkspaceArgs {
 }
 
 impl WorkspaceArgs {
-    fn analyze(&self) -> anyhow::Result<Analysis> {
-        self.analyze_for(None)
-    }
-
-    /// Analyze for `--target`, else `fallback` (a baseline's target), else the default.
-    fn analyze_for(&self, fallback: Option<&str>) -> anyhow::Result<Analysis> {
+    /// The engine's configuration for `--target`, else `fallback` (a baseline's target), else
+    /// the default, reporting progress to `progress`.
+    fn config(&self, fallback: Option<&str>, progress: &super::ProgressGuard) -> anyhow::Result<engine::Config> {
         let target = self.target.as_deref().or(fallback).unwrap_or(engine::DEFAULT_TARGET).to_string();
         let root = workspace_root(self.workspace.as_deref())?;
-        let config = engine::Config {
-            root,
-            target,
-            fetch: self.fetch.options(),
-        };
-        Ok(engine::run(&config)?)
+        Ok(engine::Config { root, target, fetch: self.fetch.options(progress.handle()) })
     }
 
     fn root(&self) -> anyhow::Result<PathBuf> {
@@ -85,7 +77,9 @@ pub struct SurfaceArgs {
 }
 
 pub fn surface(args: SurfaceArgs) -> anyhow::Result<i32> {
-    let analysis = args.ws.analyze()?;
+    let progress = super::progress(args.format == SurfaceFormat::Json);
+    let analysis = engine::run(&args.ws.config(None, &progress)?)?;
+    drop(progress);
     let text = match args.format {
         SurfaceFormat::Json => render::json(&analysis.surface),
         SurfaceFormat::Human => render::human(&analysis.surface, args.verbose),
@@ -96,10 +90,17 @@ pub fn surface(args: SurfaceArgs) -> anyhow::Result<i32> {
 
 #[derive(clap::Args, Debug)]
 pub struct ExplainArgs {
-    /// The program (binary target name).
-    program: String,
+    /// A program (binary target) or a crate, by name. When both have the name, the program;
+    /// --crate or --program says which.
+    name: String,
     /// The capability, e.g. net.connect.
     capability: String,
+    /// NAME is a crate: every finding of the capability in it, all versions, every program.
+    #[arg(long = "crate", conflicts_with = "program")]
+    krate: bool,
+    /// NAME is a program: every finding of the capability compiled into it.
+    #[arg(long)]
+    program: bool,
     #[command(flatten)]
     ws: WorkspaceArgs,
 }
@@ -109,13 +110,35 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<i32> {
         let names: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
         anyhow::anyhow!("{e}; capabilities are: {}", names.join(", "))
     })?;
-    let analysis = args.ws.analyze()?;
-    let Some(p) = analysis.surface.programs.iter().find(|p| p.name == args.program) else {
-        let names: Vec<&str> = analysis.surface.programs.iter().map(|p| p.name.as_str()).collect();
-        bail!("no program {:?} in the workspace; programs are: {}", args.program, names.join(", "));
-    };
+    let progress = super::progress(false);
+    let analysis = engine::run(&args.ws.config(None, &progress)?)?;
+    drop(progress);
+    let surface = &analysis.surface;
+    let program = surface.programs.iter().find(|p| p.name == args.name);
+    let is_crate = surface.programs.iter().any(|p| p.crates.iter().any(|c| c.name == args.name));
     let excerpt = |name: &str, version: &str, file: &str, line: u32| analysis.source_line(name, version, file, line);
-    super::emit(&render::explain(p, cap, &excerpt))?;
+    let text = match (program, is_crate, args.krate, args.program) {
+        (_, true, true, _) => render::explain_crate(surface, &args.name, cap, &excerpt),
+        (Some(p), _, false, _) => {
+            let mut t = render::explain(p, cap, &excerpt);
+            if is_crate && !args.program {
+                let name = velaris::report::escape::line(&args.name);
+                t.push_str(&format!("\n(crate {name} has this name too: `velaris explain --crate {name} {cap}` explains the crate)\n"));
+            }
+            t
+        }
+        (None, true, false, false) => render::explain_crate(surface, &args.name, cap, &excerpt),
+        _ => {
+            let programs: Vec<&str> = surface.programs.iter().map(|p| p.name.as_str()).collect();
+            let what = if args.krate { "no crate" } else if args.program { "no program" } else { "no program or crate" };
+            bail!(
+                "{what} {:?} in the workspace; programs are: {} (a crate is any crate compiled into one: `velaris surface` lists them)",
+                args.name,
+                if programs.is_empty() { "none".to_string() } else { programs.join(", ") }
+            );
+        }
+    };
+    super::emit(&text)?;
     Ok(exit_codes::OK)
 }
 
@@ -129,6 +152,10 @@ pub struct CheckArgs {
     /// A stale baseline (grants no longer used) fails too.
     #[arg(long)]
     strict: bool,
+    /// Also list the capability uses the workspace's members add since this revision (file,
+    /// line, API, chain), granted or not.
+    #[arg(long, value_name = "REV")]
+    base: Option<String>,
 }
 
 /// The baseline's text, `None` when there is none. A baseline that leads out of the workspace
@@ -165,22 +192,44 @@ pub fn check(args: CheckArgs) -> anyhow::Result<i32> {
     let path = root.join(baseline::FILE_NAME);
     let text = read_baseline(&root, &path)?;
     let base = baseline::parse(&text, baseline::FILE_NAME)?;
+    // A revision that does not resolve is an error before any analysis.
+    let since = match &args.base {
+        Some(rev) => {
+            let repo = velaris::git::Repo::discover(&root)?;
+            let commit = repo.resolve(rev)?;
+            let repo_root = std::fs::canonicalize(repo.root()).unwrap_or_else(|_| repo.root().to_path_buf());
+            let rel = root.strip_prefix(&repo_root).unwrap_or(Path::new("")).to_string_lossy().replace('\\', "/");
+            Some((repo, commit, rel, rev.clone()))
+        }
+        None => None,
+    };
     // The grants were reviewed for the baseline's target: check that one unless told otherwise.
-    let analysis = args.ws.analyze_for(base.target.as_deref())?;
+    let progress = super::progress(args.format == Format::Json);
+    let config = args.ws.config(base.target.as_deref(), &progress)?;
+    let analysis = engine::run(&config)?;
+    let new_uses = since.map(|(repo, commit, rel, rev)| {
+        velaris::uses::added_since(&repo, &commit, &rel, &rev, &root, &analysis.surface, &config.target, &config.fetch)
+    });
+    drop(progress);
     let outcome = baseline::check(&base, &analysis.surface);
+    let view = baseline::render::View { explain: true, strict: args.strict, new_uses: new_uses.as_ref() };
     let out = match args.format {
-        Format::Json => baseline::render::json(&outcome),
-        Format::Markdown => baseline::render::markdown(&outcome),
-        Format::Human => baseline::render::human(&outcome, true),
+        Format::Json => baseline::render::json_with(&outcome, &view),
+        Format::Markdown => baseline::render::markdown_with(&outcome, &view),
+        Format::Human => baseline::render::human_with(&outcome, &view),
     };
     super::emit(&out)?;
-    Ok(if !outcome.holds || (args.strict && outcome.stale()) { exit_codes::WIDENED } else { exit_codes::OK })
+    Ok(if baseline::render::passes(&outcome, &view) { exit_codes::OK } else { exit_codes::WIDENED })
 }
 
 #[derive(clap::Args, Debug)]
 pub struct BlessArgs {
     #[command(flatten)]
     ws: WorkspaceArgs,
+    /// Also pin the APIs of the workspace's members: each capability they use is granted
+    /// through the APIs they use for it now (`[crate.NAME.apis]`), so a new API widens.
+    #[arg(long)]
+    pin_apis: bool,
 }
 
 pub fn bless(args: BlessArgs) -> anyhow::Result<i32> {
@@ -192,14 +241,20 @@ pub fn bless(args: BlessArgs) -> anyhow::Result<i32> {
         // A broken baseline is reported, not silently replaced.
         target = baseline::parse(t, baseline::FILE_NAME)?.target;
     }
-    let analysis = args.ws.analyze_for(target.as_deref())?;
-    let new = baseline::bless(existing.as_deref(), &analysis.surface);
+    let progress = super::progress(false);
+    let analysis = engine::run(&args.ws.config(target.as_deref(), &progress)?)?;
+    drop(progress);
+    let mut opts = baseline::BlessOptions::default();
+    if args.pin_apis {
+        opts.pin_apis = velaris::uses::members(&root)?.into_keys().collect();
+    }
+    let new = baseline::bless_with(existing.as_deref(), &analysis.surface, &opts);
     if existing.as_deref() == Some(new.as_str()) {
-        eprintln!("{} is up to date", path.display());
+        super::note(&format!("{} is up to date", path.display()));
         return Ok(exit_codes::OK);
     }
     write_baseline(&root, &path, &new)?;
-    eprintln!("wrote {}", path.display());
+    super::note(&format!("wrote {}", path.display()));
     Ok(exit_codes::OK)
 }
 

@@ -57,19 +57,21 @@ impl Side {
     }
 }
 
-/// Run the engine on `dir` for each target. With `analyse` false only the graph is resolved.
+/// Run the engine on `dir` for each target. With `analyse` false only the graph is resolved;
+/// with `lockfile_led` (the probe of two lockfiles) what the lockfile does not lock is not built.
 pub fn run_side(
     dir: &WorkspaceDir,
     targets: &[String],
     fetch: &FetchOptions,
     store: &SourceStore,
     analyse: bool,
+    lockfile_led: bool,
 ) -> Result<Vec<Run>, SurfaceError> {
     let mut runs = Vec::new();
     for t in targets {
         let config = engine::Config { root: dir.root.clone(), target: t.clone(), fetch: fetch.clone() };
         if analyse {
-            let d = engine::run_with(&config, store)?;
+            let d = if lockfile_led { engine::run_lockfile_led(&config, store)? } else { engine::run_with(&config, store)? };
             runs.push(Run {
                 target: t.clone(),
                 graph: d.graph,
@@ -252,7 +254,7 @@ pub fn cap_rank(c: Capability, scope: Scope) -> u8 {
     use Capability::*;
     let base = match c {
         BuildScript | BuildProcMacro | BuildNative => 0,
-        FsWrite | NetConnect | NetListen | ProcessSpawn | Ffi | DynamicLoad => 1,
+        FsWrite | NetConnect | NetListen | ProcessSpawn | Ffi | DynamicLoad | PreMain => 1,
         FsRead | EnvRead | EnvWrite | Unanalyzed => 3,
         Unsafe | Asm => 4,
     };
@@ -281,7 +283,9 @@ pub fn program_effects(lockfile: &str, base: &Side, head: &Side, target: &str) -
     let surface = |s: &Side| s.run_for(target).and_then(|r| r.surface.clone());
     let (Some(b), Some(h)) = (surface(base), surface(head)) else { return Vec::new() };
     let mut out = Vec::new();
-    let names: BTreeSet<&String> = b.programs.iter().chain(&h.programs).map(|p| &p.name).collect();
+    // The probe's own library is not a program of anyone's.
+    let names: BTreeSet<&String> =
+        b.programs.iter().chain(&h.programs).filter(|p| p.package != super::workspaces::PROBE).map(|p| &p.name).collect();
     for name in names {
         let bp = b.programs.iter().find(|p| &p.name == name);
         let hp = h.programs.iter().find(|p| &p.name == name);
@@ -332,6 +336,9 @@ pub struct BaselineEffect {
     /// the GitHub Action shows them; `None` when the head has no baseline or one of the two
     /// does not parse.
     pub added: Option<Vec<Addition>>,
+    /// The line of each table header of head's baseline (`[program.app]` -> 9), to point at
+    /// an entry.
+    pub header_lines: Vec<(String, u32)>,
 }
 
 #[derive(Debug, Clone)]
@@ -362,6 +369,16 @@ pub fn baseline_effect(
     target: &str,
 ) -> BaselineEffect {
     let mut added = None;
+    let header_lines = text
+        .as_deref()
+        .map(|t| {
+            t.lines()
+                .enumerate()
+                .filter(|(_, l)| l.trim_start().starts_with('['))
+                .map(|(i, l)| (l.trim().trim_start_matches('[').trim_end_matches(']').to_string(), i as u32 + 1))
+                .collect()
+        })
+        .unwrap_or_default();
     let state = match text {
         None => BaselineState::Missing,
         Some(t) => match baseline::parse(&t, baseline::FILE_NAME) {
@@ -383,7 +400,7 @@ pub fn baseline_effect(
             }
         },
     };
-    BaselineEffect { lockfile: lockfile.to_string(), origin, state, added }
+    BaselineEffect { lockfile: lockfile.to_string(), origin, state, added, header_lines }
 }
 
 /// The target `velaris check` would analyse for this baseline text (its `target`, else the

@@ -49,8 +49,21 @@ pub enum FlagKind {
     RepositoryChanged,
     /// Binary files added or changed.
     BinaryFiles,
-    /// Added lines that are very long, high in entropy, or hold an encoded blob.
+    /// Added lines that are very long, high in entropy, or hold an encoded blob, or string
+    /// literals that decode or join into a URL or a command.
     SuspiciousLines,
+    /// A dependency new to the graph whose name imitates a popular crate's.
+    NameSquat,
+    /// A RustSec advisory affects the version locked.
+    Advisory,
+    /// The `license` expression changed.
+    LicenseChanged,
+    /// Added lines name secret-shaped paths or variables (`.env`, `.ssh`, tokens, ...).
+    SecretAccess,
+    /// Added lines branch on CI or host variables, the clock or the OS.
+    TriggerCondition,
+    /// Added code reads a binary file the package ships.
+    BinaryRead,
 }
 
 impl FlagKind {
@@ -70,6 +83,12 @@ impl FlagKind {
         FlagKind::RepositoryChanged,
         FlagKind::BinaryFiles,
         FlagKind::SuspiciousLines,
+        FlagKind::NameSquat,
+        FlagKind::Advisory,
+        FlagKind::LicenseChanged,
+        FlagKind::SecretAccess,
+        FlagKind::TriggerCondition,
+        FlagKind::BinaryRead,
     ];
 
     /// The stable code, in JSON and for `--fail-on`.
@@ -90,17 +109,24 @@ impl FlagKind {
             FlagKind::RepositoryChanged => "repository-changed",
             FlagKind::BinaryFiles => "binary-files",
             FlagKind::SuspiciousLines => "suspicious-lines",
+            FlagKind::NameSquat => "name-squat",
+            FlagKind::Advisory => "advisory",
+            FlagKind::LicenseChanged => "license-changed",
+            FlagKind::SecretAccess => "secret-access",
+            FlagKind::TriggerCondition => "trigger-condition",
+            FlagKind::BinaryRead => "binary-read",
         }
     }
 
     /// How urgently a reviewer should look, lower first.
     pub fn rank(self) -> u8 {
         match self {
-            FlagKind::BuildNetwork | FlagKind::BuildSpawn => 0,
-            FlagKind::BuildScript | FlagKind::ProcMacro | FlagKind::Native => 1,
+            FlagKind::BuildNetwork | FlagKind::BuildSpawn | FlagKind::SecretAccess | FlagKind::NameSquat => 0,
+            FlagKind::BuildScript | FlagKind::ProcMacro | FlagKind::Native | FlagKind::Advisory | FlagKind::BinaryRead => 1,
             FlagKind::Yanked | FlagKind::NotInIndex | FlagKind::RepositoryChanged | FlagKind::VcsCommitChanged => 2,
             FlagKind::SuspiciousLines | FlagKind::BinaryFiles | FlagKind::VcsDirty | FlagKind::VcsInfoMissing => 3,
-            FlagKind::BuildScriptChanged | FlagKind::NewDependency => 4,
+            FlagKind::BuildScriptChanged | FlagKind::NewDependency | FlagKind::TriggerCondition => 4,
+            FlagKind::LicenseChanged => 5,
         }
     }
 }
@@ -130,6 +156,8 @@ pub struct ManifestFacts {
     pub deps: BTreeMap<String, String>,
     pub build_deps: BTreeSet<String>,
     pub repository: Option<String>,
+    /// `license`, or `license-file = PATH` when only that is given.
+    pub license: Option<String>,
 }
 
 impl ManifestFacts {
@@ -155,6 +183,10 @@ impl ManifestFacts {
             links: get("links").and_then(Value::as_str).map(str::to_string),
             proc_macro,
             repository: get("repository").and_then(Value::as_str).map(str::to_string),
+            license: get("license")
+                .and_then(Value::as_str)
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .or_else(|| get("license-file").and_then(Value::as_str).map(|f| format!("license-file = {f}"))),
             ..ManifestFacts::default()
         };
         let mut collect = |t: &Table, target: Option<&str>| {
@@ -337,6 +369,16 @@ pub fn tree_flags(
             });
         }
     }
+    if let Some(om) = om {
+        if om.license != nm.license {
+            let show = |l: &Option<String>| l.clone().unwrap_or_else(|| "none".to_string());
+            out.push(Flag {
+                kind: FlagKind::LicenseChanged,
+                message: format!("license changed: {} -> {}", show(&om.license), show(&nm.license)),
+                evidence: vec![format!("Cargo.toml: license = {:?}", show(&nm.license))],
+            });
+        }
+    }
     if let (Some(o), Some(n)) = (om.and_then(|m| m.repository.as_ref()), &nm.repository) {
         if norm_repo(o) != norm_repo(n) {
             out.push(Flag {
@@ -435,11 +477,17 @@ fn suspicious_lines(old: Option<&FileTree>, new: &FileTree, diff: &PackageDiff) 
                 continue;
             }
             if let Some(why) = line_concern(line) {
-                out.push(format!("{}:{}: {why}", f.path, i + 1));
+                out.push(format!("{}:{}: {why}: {}", f.path, i + 1, clip_line(line)));
             }
         }
     }
     out
+}
+
+/// A line as evidence: trimmed, and clipped to 100 characters.
+pub fn clip_line(line: &str) -> String {
+    let t = line.trim();
+    if t.chars().count() > 100 { format!("{}…", t.chars().take(99).collect::<String>()) } else { t.to_string() }
 }
 
 /// No line shorter than this (in bytes) can be a concern: the shortest rule is a 100-character
@@ -459,7 +507,8 @@ pub fn line_concern(line: &str) -> Option<String> {
         return Some(format!("{}-character line", crate::report::thousands(len as u64)));
     }
     // A long run without whitespace that is as dense as random text: a key or compressed data.
-    if let Some(token) = line.split_whitespace().filter(|t| t.chars().count() >= 100).max_by_key(|t| t.len()) {
+    // A URL is an address, not a payload (a mailing-list link in a doc comment is dense too).
+    if let Some(token) = line.split_whitespace().filter(|t| t.chars().count() >= 100 && !t.contains("://")).max_by_key(|t| t.len()) {
         let h = entropy(token);
         if h >= 5.3 {
             return Some(format!("{}-character string at {h:.1} bits per character", token.chars().count()));

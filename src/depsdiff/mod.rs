@@ -12,9 +12,14 @@
 //! bytes into the cache. It renders nothing (see [`crate::report`]) and parses no arguments
 //! (see [`crate::cli`]).
 
+pub mod advisories;
 mod capabilities;
 pub mod flags;
+pub mod lockgraph;
 pub mod review;
+pub mod risk;
+pub mod signals;
+pub mod squat;
 mod workspaces;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,7 +42,7 @@ pub use flags::{Flag, FlagKind};
 pub use review::Tier;
 
 use capabilities::{GraphMode, Side as RunSide};
-use workspaces::WorkspaceDir;
+pub use workspaces::{WorkspaceDir, materialize};
 
 /// Where the two lockfiles come from.
 #[derive(Debug, Clone)]
@@ -68,6 +73,8 @@ pub struct Config {
     pub all_targets: bool,
     /// Analyse capabilities (the graph is resolved either way).
     pub capabilities: bool,
+    /// A local copy of the RustSec advisory database.
+    pub advisory_db: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +95,8 @@ pub enum DepsDiffError {
     Archive { name: String, version: String, origin: String, source: Box<ArchiveError> },
     #[error(transparent)]
     Surface(#[from] SurfaceError),
+    #[error(transparent)]
+    Advisories(#[from] advisories::AdvisoryError),
 }
 
 impl DepsDiffError {
@@ -201,6 +210,22 @@ pub struct PackageReport {
     pub capabilities: Capabilities,
     /// Its place in the review order.
     pub tier: Tier,
+    /// For a package the change adds: the changed packages whose new version depends on it
+    /// where the old one did not (from the lockfiles).
+    pub brought_by: Vec<String>,
+    /// The packages this change adds that this package brought.
+    pub brings: Vec<String>,
+    /// A name that imitates a popular crate's (added packages new to the graph).
+    pub squat: Option<squat::Squat>,
+    /// What the advisory database says of the versions (empty without `--advisory-db`).
+    pub advisories: advisories::PackageAdvisories,
+    /// The `license` of each side, as the manifests say (`None`: none said, or not read).
+    pub license: (Option<String>, Option<String>),
+    /// Its score and the reasons for it (docs/review.md).
+    pub risk: risk::Risk,
+    /// Where its entry is: (lockfile, line of `name = ...`) of the side that exists at head
+    /// (at base for a removed package), in the first lockfile it is in.
+    pub lock_line: Option<(String, u32)>,
 }
 
 impl PackageReport {
@@ -275,6 +300,20 @@ pub struct Report {
     pub baselines: Vec<BaselineEffect>,
     pub coverage: Coverage,
     pub verified: Verified,
+    /// The advisory database used, when one was given.
+    pub advisory_db: Option<AdvisoryDbInfo>,
+    /// The headline's sentence on the top risk.
+    pub top_risk: Option<String>,
+}
+
+/// Which advisory database the review used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdvisoryDbInfo {
+    pub path: String,
+    /// Its git commit, when it is a checkout.
+    pub commit: Option<String>,
+    /// Advisories loaded (withdrawn ones left out).
+    pub advisories: usize,
 }
 
 impl Report {
@@ -301,6 +340,17 @@ struct LockPair {
     new: Lockfile,
     old_text: Option<String>,
     new_text: Option<String>,
+    /// The graphs the two lockfiles record (empty for a side that does not exist).
+    old_view: lockgraph::LockView,
+    new_view: lockgraph::LockView,
+}
+
+impl LockPair {
+    fn new(label: String, old: Lockfile, new: Lockfile, old_text: Option<String>, new_text: Option<String>) -> LockPair {
+        let view = |t: &Option<String>| t.as_deref().and_then(|t| lockgraph::LockView::parse(t, &label)).unwrap_or_default();
+        let (old_view, new_view) = (view(&old_text), view(&new_text));
+        LockPair { label, old, new, old_text, new_text, old_view, new_view }
+    }
 }
 
 /// Where each side's workspace comes from.
@@ -330,13 +380,7 @@ fn load(config: &Config) -> Result<(String, String, Vec<LockPair>, Sides), DepsD
         Input::Files { old, new } => {
             let (o, n) = (old.display().to_string(), new.display().to_string());
             let (ot, nt) = (read_file(old)?, read_file(new)?);
-            let pair = LockPair {
-                label: n.clone(),
-                old: parse(Some(&ot), &o)?,
-                new: parse(Some(&nt), &n)?,
-                old_text: Some(ot),
-                new_text: Some(nt),
-            };
+            let pair = LockPair::new(n.clone(), parse(Some(&ot), &o)?, parse(Some(&nt), &n)?, Some(ot), Some(nt));
             Ok((o, n, vec![pair], Sides::Files))
         }
         Input::Git { base, head, lockfiles } => {
@@ -372,7 +416,7 @@ fn load(config: &Config) -> Result<(String, String, Vec<LockPair>, Sides), DepsD
                 }
                 let old = parse(old_text.as_deref(), &format!("{base}:{path}"))?;
                 let new = parse(new_text.as_deref(), &format!("{head_label}:{path}"))?;
-                pairs.push(LockPair { label: path, old, new, old_text, new_text });
+                pairs.push(LockPair::new(path, old, new, old_text, new_text));
             }
             let sides = Sides::Git { repo, base: base_commit, head: head_commit };
             Ok((base.clone(), head_label, pairs, sides))
@@ -430,6 +474,8 @@ struct VerifiedBytes {
 /// Everything fetched, by identity.
 struct Fetchedset {
     registry: BTreeMap<Key, VerifiedBytes>,
+    /// Registry packages a confined run may not fetch, with why.
+    refused: BTreeMap<Key, String>,
     git: BTreeMap<GitKey, Result<GitPackage, String>>,
     index: BTreeMap<Key, IndexStatus>,
 }
@@ -438,6 +484,8 @@ impl Fetchedset {
     fn side(&self, p: &LockedPackage) -> Side {
         let verification = if let Some(f) = package_ref(p).and_then(|r| self.registry.get(&key(&r))) {
             Verification::Sha256 { origin: f.origin.clone() }
+        } else if let Some(why) = package_ref(p).and_then(|r| self.refused.get(&key(&r))) {
+            Verification::Unverifiable(format!("not fetched: {why}"))
         } else if let Some(g) = git_key(p).and_then(|k| self.git.get(&k)) {
             match g {
                 Ok(pkg) => Verification::Commit { commit: pkg.commit.clone(), path: pkg.path.clone() },
@@ -518,7 +566,10 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
             }
         }
     }
-    let refs: Vec<PackageRef> = refs.into_values().collect();
+    // A confined run fetches only from the sources it was given.
+    let refused: BTreeMap<Key, String> =
+        refs.iter().filter_map(|(k, r)| config.fetch.refusal(&r.source).map(|why| (k.clone(), why))).collect();
+    let refs: Vec<PackageRef> = refs.into_iter().filter(|(k, _)| !refused.contains_key(k)).map(|(_, r)| r).collect();
     let fetcher = Arc::new(Fetcher::new(&config.cwd, config.fetch.clone()).map_err(|e| BatchError::Fetch(vec![e]))?);
     let registry: BTreeMap<Key, VerifiedBytes> = if refs.is_empty() {
         BTreeMap::new()
@@ -529,6 +580,10 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     let git_opts = GitOptions { cache_dir: fetcher.cache_dir().map(Path::to_path_buf), offline: config.fetch.offline };
     let mut git = BTreeMap::new();
     for k in gits {
+        if let Some(why) = config.fetch.refusal(&k.0) {
+            git.insert(k, Err(format!("git source not read: {why}")));
+            continue;
+        }
         let r = gitdeps::fetch_package(&git_opts, &k.0, &k.1, &k.2).map_err(|e| {
             if e.is_offline() {
                 format!("git source: offline, and not in velaris' git cache ({e})")
@@ -551,7 +606,7 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
             }
         }
     }
-    let fetched = Fetchedset { registry, git, index };
+    let fetched = Fetchedset { registry, refused, git, index };
 
     // Which package names this change adds (to say a new dependency is new to the graph).
     let added_names: BTreeSet<String> =
@@ -589,7 +644,7 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     let mut analysed: BTreeMap<String, (RunSide, RunSide)> = BTreeMap::new();
     for pair in &pairs {
         let changed: Vec<&PackageReport> = packages.iter().filter(|p| p.lockfiles.contains(&pair.label)).collect();
-        let (b, h, note, baseline) = analyse_pair(config, pair, &sides, &changed, &store)?;
+        let (b, h, note, baseline) = analyse_pair(config, pair, &sides, &changed, &store, &fetched)?;
         if let Some(note) = note {
             graph_unknown.push((pair.label.clone(), note));
         }
@@ -605,9 +660,14 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
 
     // Each package's place, capability change and remaining flags.
     for p in &mut packages {
-        review_one(p, &analysed, config, &fetched)?;
+        review_one(p, &analysed, &pairs, config, &fetched)?;
     }
+    // Who brought each added package, names that imitate popular crates, advisories.
+    let db = config.advisory_db.as_deref().map(advisories::AdvisoryDb::load).transpose()?;
+    relate(&mut packages, &pairs, db.as_ref());
     review::order(&mut packages);
+    risk::order(&mut packages, config.all_targets);
+    let top_risk = risk::top_sentence(&packages);
     let coverage = review::coverage(&packages, config.capabilities);
     let verified = review::verified(&packages);
     let lockfiles = pairs.iter().map(|p| p.label.clone()).collect();
@@ -625,7 +685,166 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
         baselines,
         coverage,
         verified,
+        advisory_db: db.map(|d| AdvisoryDbInfo { path: d.path, commit: d.commit, advisories: d.count }),
+        top_risk,
     })
+}
+
+/// The signals of the added lines as flags (hidden strings join the suspicious lines).
+fn signal_flags(flags: &mut Vec<Flag>, found: &[signals::Signal]) {
+    use signals::SignalKind;
+    let ev = |s: &signals::Signal| format!("{}:{}: {}: {}", s.file, s.line, s.what, s.text);
+    for (kind, flag, verb) in [
+        (SignalKind::Secret, FlagKind::SecretAccess, "name secret-shaped paths or variables"),
+        (SignalKind::Trigger, FlagKind::TriggerCondition, "check conditions an attack waits for (CI, host, clock, OS)"),
+        (SignalKind::BinaryRead, FlagKind::BinaryRead, "read a binary file the package ships"),
+    ] {
+        let these: Vec<&signals::Signal> = found.iter().filter(|s| s.kind == kind).collect();
+        if these.is_empty() {
+            continue;
+        }
+        let mut whats: Vec<&str> = Vec::new();
+        for s in &these {
+            if !whats.contains(&s.what.as_str()) {
+                whats.push(&s.what);
+            }
+        }
+        // One evidence item per line, with everything found on it.
+        let mut lines: Vec<(&str, u32, Vec<&str>, &str)> = Vec::new();
+        for s in &these {
+            match lines.iter_mut().find(|(f, l, _, _)| *f == s.file.as_str() && *l == s.line) {
+                Some(e) => e.2.push(&s.what),
+                None => lines.push((&s.file, s.line, vec![&s.what], &s.text)),
+            }
+        }
+        flags.push(Flag {
+            kind: flag,
+            message: format!("added lines {verb}: {}", whats.join(", ")),
+            evidence: lines.iter().map(|(f, l, w, t)| format!("{f}:{l}: {}: {t}", w.join(", "))).take(flags::MAX_EVIDENCE).collect(),
+        });
+    }
+    let hidden: Vec<String> = found.iter().filter(|s| s.kind == SignalKind::Hidden).map(ev).collect();
+    if !hidden.is_empty() {
+        match flags.iter_mut().find(|f| f.kind == FlagKind::SuspiciousLines) {
+            Some(f) => {
+                let mut ev = hidden;
+                ev.append(&mut f.evidence);
+                ev.truncate(flags::MAX_EVIDENCE);
+                f.evidence = ev;
+                f.message = format!("{}; string literals that decode or join into a URL or a command", f.message);
+            }
+            None => flags.push(Flag {
+                kind: FlagKind::SuspiciousLines,
+                message: "string literals that decode or join into a URL or a command".to_string(),
+                evidence: hidden.into_iter().take(flags::MAX_EVIDENCE).collect(),
+            }),
+        }
+    }
+    flags.sort_by_key(|f| (f.kind.rank(), f.kind));
+}
+
+/// The line of `name = "NAME"` of the entry locking NAME at VERSION.
+fn entry_line(text: &str, name: &str, version: &str) -> Option<u32> {
+    let lines: Vec<&str> = text.lines().collect();
+    let want_name = format!("name = {}", toml::Value::String(name.to_string()));
+    let want_version = format!("version = {}", toml::Value::String(version.to_string()));
+    (0..lines.len()).find(|&i| lines[i].trim() == want_name && lines.get(i + 1).is_some_and(|l| l.trim() == want_version)).map(|i| i as u32 + 1)
+}
+
+/// What relates packages to one another and to the outside: which changed package brought
+/// each added one (lockfile edges), the new-dependency flag's wording from that, name-squats of
+/// packages new to the graph, and advisories.
+fn relate(packages: &mut [PackageReport], pairs: &[LockPair], db: Option<&advisories::AdvisoryDb>) {
+    let added: BTreeSet<String> = packages.iter().filter(|p| p.change == ChangeKind::Added).map(|p| p.name.clone()).collect();
+    let mut brought: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut at_base: BTreeSet<String> = BTreeSet::new();
+    for pair in pairs {
+        for (dep, by) in lockgraph::brought_by(&pair.old_view, &pair.new_view, &added) {
+            let e = brought.entry(dep).or_default();
+            for b in by {
+                if !e.contains(&b) {
+                    e.push(b);
+                }
+            }
+        }
+        at_base.extend(pair.old.packages.iter().map(|p| p.name.clone()));
+    }
+    let built: BTreeMap<String, bool> = packages.iter().filter(|p| p.change == ChangeKind::Added).map(|p| (p.name.clone(), p.built())).collect();
+    let mut brings: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (dep, by) in &brought {
+        for b in by {
+            brings.entry(b.clone()).or_default().push(dep.clone());
+        }
+    }
+    for p in packages.iter_mut() {
+        p.lock_line = pairs.iter().filter(|pair| p.lockfiles.contains(&pair.label)).find_map(|pair| {
+            let (text, side) = match (&p.new, &p.old) {
+                (Some(n), _) => (pair.new_text.as_deref()?, n),
+                (None, Some(o)) => (pair.old_text.as_deref()?, o),
+                (None, None) => return None,
+            };
+            entry_line(text, &side.package.name, &side.package.version.to_string()).map(|l| (pair.label.clone(), l))
+        });
+        if p.change == ChangeKind::Added {
+            p.brought_by = brought.get(&p.name).cloned().unwrap_or_default();
+            p.brought_by.sort();
+            if !at_base.contains(&p.name) {
+                if let Some(s) = squat::resembles(&p.name) {
+                    p.flags.push(Flag {
+                        kind: FlagKind::NameSquat,
+                        message: format!("new to the graph, and its name is {}", s.describe()),
+                        evidence: vec![format!("resembles {}", s.resembles)],
+                    });
+                    p.squat = Some(s);
+                }
+            }
+        }
+        if p.new.is_some() {
+            let mut b: Vec<String> = brings.get(&p.name).cloned().unwrap_or_default();
+            b.sort();
+            b.dedup();
+            // Only what is built counts as brought (with the graph unknown, everything is).
+            p.brings = b.into_iter().filter(|d| built.get(d).copied().unwrap_or(true)).collect();
+        }
+        if let Some(f) = p.flags.iter_mut().find(|f| f.kind == FlagKind::NewDependency) {
+            let declared = f.evidence.len();
+            f.message = if p.brings.is_empty() {
+                format!(
+                    "declares {} none of which is new to the build (already in the graph, optional and off, or for other targets)",
+                    crate::report::plural(declared as u64, "new dependency,", "new dependencies,")
+                )
+            } else {
+                let more = declared.saturating_sub(p.brings.len());
+                format!(
+                    "brings {} new to the build: {}{}",
+                    crate::report::plural(p.brings.len() as u64, "dependency", "dependencies"),
+                    p.brings.join(", "),
+                    if more > 0 { format!(" (and declares {more} more that are not)") } else { String::new() }
+                )
+            };
+        }
+        if let Some(db) = db {
+            let a = db.for_change(p.old.as_ref().map(|s| &s.package), p.new.as_ref().map(|s| &s.package));
+            if !a.affecting.is_empty() {
+                let ev: Vec<String> = a
+                    .affecting
+                    .iter()
+                    .map(|x| {
+                        let intro = if a.introduced.contains(&x.id) { "; this change goes into it" } else { "" };
+                        format!("{} ({}{}): {}{intro}", x.id, x.kind, x.severity.as_ref().map(|s| format!(", {s}")).unwrap_or_default(), x.title)
+                    })
+                    .collect();
+                let ids: Vec<&str> = a.affecting.iter().map(|x| x.id.as_str()).collect();
+                p.flags.push(Flag {
+                    kind: FlagKind::Advisory,
+                    message: format!("{} affects the version locked: {}", crate::report::plural(ids.len() as u64, "advisory", "advisories"), ids.join(", ")),
+                    evidence: ev.into_iter().take(flags::MAX_EVIDENCE).collect(),
+                });
+            }
+            p.advisories = a;
+        }
+        p.flags.sort_by_key(|f| (f.kind.rank(), f.kind));
+    }
 }
 
 /// A workspace's baseline at head (and at base), where it is, and the target it is checked for.
@@ -644,6 +863,7 @@ fn analyse_pair(
     sides: &Sides,
     changed: &[&PackageReport],
     store: &SourceStore,
+    fetched: &Fetchedset,
 ) -> Result<(RunSide, RunSide, Option<String>, Option<BaselineInput>), DepsDiffError> {
     let dir = workspaces::dir_of_lockfile(&pair.label);
     let mut note: Option<String> = None;
@@ -651,7 +871,7 @@ fn analyse_pair(
     // side only, and the other side builds nothing.
     let mut dirs: Option<(Option<WorkspaceDir>, Option<WorkspaceDir>)> = None;
     match sides {
-        Sides::Files => note = Some("two lockfiles without manifests: the graph is unknown, every package counts".into()),
+        Sides::Files => note = Some("two lockfiles without manifests: what each target builds is unknown, every package counts; where each package sits comes from the lockfiles' own dependency lists".into()),
         Sides::Git { repo, base, head } => {
             let base_dir = workspaces::materialize(repo, base, dir);
             let head_dir = match head {
@@ -691,7 +911,7 @@ fn analyse_pair(
     }
     if let Some((b, h)) = dirs {
         let runs = |d: &Option<WorkspaceDir>| match d {
-            Some(d) => capabilities::run_side(d, &targets, &config.fetch, store, config.capabilities),
+            Some(d) => capabilities::run_side(d, &targets, &config.fetch, store, config.capabilities, false),
             None => Ok(Vec::new()),
         };
         let (base_runs, head_runs) = (runs(&b), runs(&h));
@@ -706,26 +926,38 @@ fn analyse_pair(
             }
         }
     }
-    // The probe: each changed package with its default features.
+    // The probe: each changed package with the superset of features its lockfile entry allows,
+    // resolved with the lockfile leading.
     if !config.capabilities {
         return Ok((RunSide::empty(GraphMode::Probe, None), RunSide::empty(GraphMode::Probe, None), note, None));
     }
-    let probe_side = |text: Option<&str>, pick: fn(&PackageReport) -> Option<&Side>| -> Result<RunSide, DepsDiffError> {
-        let pkgs: Vec<&LockedPackage> = changed.iter().filter_map(|p| pick(p)).filter(|s| s.verified()).map(|s| &s.package).collect();
+    let probe_side = |text: Option<&str>, view: &lockgraph::LockView, pick: fn(&PackageReport) -> Option<&Side>| -> Result<RunSide, DepsDiffError> {
         let Some(text) = text else { return Ok(RunSide::empty(GraphMode::Probe, None)) };
-        let dir = match workspaces::probe(text, &pkgs) {
+        let mut deps = Vec::new();
+        for s in changed.iter().filter_map(|p| pick(p)).filter(|s| s.verified()) {
+            let features = match (fetched.tree(&s.package)?, view.dep_names(&s.package)) {
+                (Some((_, Some(manifest))), Some(locked)) => workspaces::superset_features(&manifest, &locked),
+                _ => None,
+            };
+            deps.push(workspaces::ProbeDep { package: &s.package, features });
+        }
+        let dir = match workspaces::probe(text, &deps) {
             Ok(Some(d)) => d,
             Ok(None) => return Ok(RunSide::empty(GraphMode::Probe, None)),
             Err(e) => return Ok(RunSide::empty(GraphMode::Probe, Some(e))),
         };
-        match capabilities::run_side(&dir, &config.targets, &config.fetch, store, true) {
+        // Messages name the lockfile compared, not the probe's temporary copy of it.
+        let clean = |e: &dyn std::fmt::Display| {
+            one_line(e).replace(&dir.root.join("Cargo.lock").display().to_string(), &pair.label).replace(&dir.root.display().to_string(), "the probe")
+        };
+        match capabilities::run_side(&dir, &config.targets, &config.fetch, store, true, true) {
             Ok(runs) => Ok(RunSide { mode: GraphMode::Probe, runs, error: None }),
             Err(e) if e.is_integrity() => Err(e.into()),
-            Err(e) => Ok(RunSide::empty(GraphMode::Probe, Some(one_line(&e)))),
+            Err(e) => Ok(RunSide::empty(GraphMode::Probe, Some(clean(&e)))),
         }
     };
-    let b = probe_side(pair.old_text.as_deref(), |p| p.old.as_ref())?;
-    let h = probe_side(pair.new_text.as_deref(), |p| p.new.as_ref())?;
+    let b = probe_side(pair.old_text.as_deref(), &pair.old_view, |p| p.old.as_ref())?;
+    let h = probe_side(pair.new_text.as_deref(), &pair.new_view, |p| p.new.as_ref())?;
     Ok((b, h, note, None))
 }
 
@@ -791,6 +1023,9 @@ fn diff_one(
     let same_version = matches!(change.kind, ChangeKind::ChecksumChanged | ChangeKind::SourceChanged)
         && change.old.as_ref().map(|p| &p.version) == change.new.as_ref().map(|p| &p.version);
     let mut flags = if complete { flags::tree_flags(of.as_ref(), nf.as_ref(), diff.as_ref(), same_version, added_names) } else { Vec::new() };
+    if let (true, Some((tree, _))) = (complete, &new_tree) {
+        signal_flags(&mut flags, &signals::scan(old_tree.as_ref().map(|t| &t.0), tree));
+    }
     if let Some(s) = &new {
         match s.index {
             Some(IndexStatus::Yanked) => flags.push(Flag {
@@ -818,6 +1053,13 @@ fn diff_one(
         flags,
         capabilities: Capabilities { status: CapStatus::Off, added: Vec::new(), removed: Vec::new(), note: None },
         tier: Tier::Routine,
+        brought_by: Vec::new(),
+        brings: Vec::new(),
+        squat: None,
+        advisories: advisories::PackageAdvisories::default(),
+        license: (of.as_ref().and_then(|f| f.manifest.license.clone()), nf.as_ref().and_then(|f| f.manifest.license.clone())),
+        risk: risk::Risk::default(),
+        lock_line: None,
     })
 }
 
@@ -831,6 +1073,7 @@ const MAX_HUNKS: usize = 24;
 fn review_one(
     p: &mut PackageReport,
     analysed: &BTreeMap<String, (RunSide, RunSide)>,
+    pairs: &[LockPair],
     config: &Config,
     fetched: &Fetchedset,
 ) -> Result<(), DepsDiffError> {
@@ -846,6 +1089,26 @@ fn review_one(
         let pl = capabilities::placement(side, pkg);
         placement = merge_placement(placement, pl);
     }
+    // Without a workspace graph, where it sits comes from the lockfile's own edges.
+    if placement.built.is_none() {
+        for pair in pairs.iter().filter(|pair| p.lockfiles.contains(&pair.label)) {
+            let (view, pkg) = match (&p.new, &p.old) {
+                (Some(n), _) => (&pair.new_view, &n.package),
+                (None, Some(o)) => (&pair.old_view, &o.package),
+                (None, None) => continue,
+            };
+            for d in view.direct(pkg) {
+                if !placement.direct.contains(&d) {
+                    placement.direct.push(d);
+                }
+            }
+            let via = view.via(pkg);
+            if !via.is_empty() && (placement.via.is_empty() || via.len() < placement.via.len()) {
+                placement.via = via;
+            }
+        }
+        placement.direct.sort();
+    }
     p.placement = placement;
 
     if !config.capabilities {
@@ -854,6 +1117,15 @@ fn review_one(
     }
     if !p.built() {
         p.capabilities.status = CapStatus::NotBuilt;
+        return Ok(());
+    }
+    // Without a workspace, a member's or path package's source is nowhere to be read: a
+    // lockfile holds none.
+    let probed = sides.iter().any(|(b, h)| b.mode == GraphMode::Probe || h.mode == GraphMode::Probe);
+    if probed && [&p.old, &p.new].into_iter().flatten().any(|s| s.is_local()) {
+        p.capabilities.status = CapStatus::Unknown(
+            "a workspace member or path package: without its workspace's graph its source is not analysed (`deps-diff BASE..HEAD` reads it from the revisions)".into(),
+        );
         return Ok(());
     }
     // Unreadable sides are unknown, never "no change" (local packages are read from disk).

@@ -87,6 +87,9 @@ const CATEGORIES: &[(&str, &str, &str)] = &[
     ("changed source", "changed source", "changed source"),
     ("changed checksum", "changed checksum", "changed checksum"),
     ("unverifiable", "unverifiable", "unverifiable"),
+    ("name squat", "imitates a popular name", "imitate popular names"),
+    ("secrets", "names secrets", "name secrets"),
+    ("advisory", "has an advisory", "have advisories"),
     ("gain capabilities", "gains capabilities", "gain capabilities"),
     ("build network", "goes online at build time", "go online at build time"),
     ("build spawn", "starts processes at build time", "start processes at build time"),
@@ -100,6 +103,7 @@ const CATEGORIES: &[(&str, &str, &str)] = &[
     ("binary files", "with binary files", "with binary files"),
     ("build script changed", "build script changed", "build scripts changed"),
     ("new dependencies", "adds dependencies", "add dependencies"),
+    ("license changed", "changes its license", "change their licenses"),
     ("flagged", "flagged", "flagged"),
     ("unknown", "unknown", "unknown"),
     ("routine", "routine", "routine"),
@@ -114,6 +118,11 @@ pub fn category(p: &PackageReport) -> &'static str {
     }
     if [&p.old, &p.new].into_iter().flatten().any(|s| s.unverified()) {
         return "unverifiable";
+    }
+    for (kind, key) in [(FlagKind::NameSquat, "name squat"), (FlagKind::SecretAccess, "secrets"), (FlagKind::Advisory, "advisory")] {
+        if p.has(kind) {
+            return key;
+        }
     }
     if !p.capabilities.added.is_empty() {
         return "gain capabilities";
@@ -131,6 +140,7 @@ pub fn category(p: &PackageReport) -> &'static str {
         (FlagKind::BinaryFiles, "binary files"),
         (FlagKind::BuildScriptChanged, "build script changed"),
         (FlagKind::NewDependency, "new dependencies"),
+        (FlagKind::LicenseChanged, "license changed"),
     ] {
         if p.has(kind) {
             return key;
@@ -260,7 +270,13 @@ pub fn decide(report: &Report, condition: Condition) -> Vec<String> {
                 }
             }
         }
-        Condition::BuildScript | Condition::ProcMacro | Condition::Native | Condition::Yanked => {
+        Condition::BuildScript
+        | Condition::ProcMacro
+        | Condition::Native
+        | Condition::Yanked
+        | Condition::LicenseChange
+        | Condition::Advisory
+        | Condition::NameSquat => {
             let kinds = flag_kinds(condition);
             for p in report.packages.iter().filter(in_scope) {
                 if let Some(f) = p.flags.iter().find(|f| kinds.contains(&f.kind)) {
@@ -282,13 +298,17 @@ pub fn decide(report: &Report, condition: Condition) -> Vec<String> {
     what
 }
 
-/// The flags that trip a flag condition (`build-script`, `proc-macro`, `native`, `yanked`).
+/// The flags that trip a flag condition (`build-script`, `proc-macro`, `native`, `yanked`,
+/// `license-change`, `advisory`, `name-squat`).
 pub fn flag_kinds(condition: Condition) -> &'static [FlagKind] {
     match condition {
         Condition::BuildScript => &[FlagKind::BuildScript, FlagKind::BuildScriptChanged, FlagKind::BuildNetwork, FlagKind::BuildSpawn],
         Condition::ProcMacro => &[FlagKind::ProcMacro],
         Condition::Native => &[FlagKind::Native],
         Condition::Yanked => &[FlagKind::Yanked],
+        Condition::LicenseChange => &[FlagKind::LicenseChanged],
+        Condition::Advisory => &[FlagKind::Advisory],
+        Condition::NameSquat => &[FlagKind::NameSquat],
         _ => &[],
     }
 }

@@ -273,6 +273,11 @@ fn as_text<'a>(path: &str, bytes: &'a [u8]) -> Option<&'a str> {
     std::str::from_utf8(bytes).ok()
 }
 
+/// Whether a file is binary by the rule above (compiled text never is).
+pub fn is_binary(path: &str, bytes: &[u8]) -> bool {
+    as_text(path, bytes).is_none()
+}
+
 /// Number of lines; a final line without a newline still counts.
 fn count_lines(bytes: &[u8]) -> u64 {
     let newlines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;

@@ -127,7 +127,7 @@ impl Annotations {
             let mut parts = Vec::new();
             for (n, what) in [(left[0], "error"), (left[1], "warning"), (left[2], "notice")] {
                 if n > 0 {
-                    parts.push(format!("{n} more {what}{}", if n == 1 { "" } else { "s" }));
+                    parts.push(format!("{} more {what}{}", crate::report::thousands(n as u64), if n == 1 { "" } else { "s" }));
                 }
             }
             let a = Annotation {

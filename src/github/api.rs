@@ -119,14 +119,60 @@ pub struct Comment {
     pub created_at: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct PullHead {
-    head: PullRef,
+/// A pull request, as far as the `workflow_run` side reads it.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct PullInfo {
+    pub number: u64,
+    #[serde(default)]
+    pub state: Option<String>,
+    pub head: PullSide,
+    pub base: PullSide,
 }
 
-#[derive(Deserialize)]
-struct PullRef {
-    sha: String,
+/// One end of a pull request.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct PullSide {
+    pub sha: String,
+    #[serde(default)]
+    pub repo: Option<RepoName>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct RepoName {
+    pub full_name: String,
+}
+
+/// The state of a commit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusState {
+    Pending,
+    Success,
+    Failure,
+    Error,
+}
+
+impl StatusState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatusState::Pending => "pending",
+            StatusState::Success => "success",
+            StatusState::Failure => "failure",
+            StatusState::Error => "error",
+        }
+    }
+}
+
+/// A query value, percent-encoded (everything but unreserved characters and `:`).
+fn query_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~:".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// What the client needs to know.
@@ -462,11 +508,38 @@ impl Client {
         }
     }
 
-    /// The head commit of pull request `number`.
-    pub fn pull_request_head(&self, number: u64) -> Result<String, ApiError> {
+    /// Pull request `number`.
+    pub fn pull_request(&self, number: u64) -> Result<PullInfo, ApiError> {
         let url = self.url(&format!("/pulls/{number}"));
         let r = self.block(self.call(false, Method::GET, &url, None))?;
-        Ok(Self::decode::<PullHead>("pull request", &r.body)?.head.sha)
+        Self::decode::<PullInfo>("pull request", &r.body)
+    }
+
+    /// The open pull requests whose head is `label` (`OWNER:BRANCH`), first page.
+    pub fn pulls_by_head(&self, label: &str) -> Result<Vec<PullInfo>, ApiError> {
+        let url = self.url(&format!("/pulls?state=open&per_page=100&head={}", query_value(label)));
+        let r = self.block(self.call(false, Method::GET, &url, None))?;
+        Self::decode::<Vec<PullInfo>>("pull request list", &r.body)
+    }
+
+    /// Set the commit status `context` of `sha`. `description` is cut to GitHub's 140
+    /// characters.
+    pub fn set_status(&self, sha: &str, state: StatusState, context: &str, description: &str, target_url: Option<&str>) -> Result<(), ApiError> {
+        if !crate::git::is_object_id(sha) {
+            return Err(ApiError::Config(format!("{} is not a commit id", escape::line(sha))));
+        }
+        let description: String = if description.chars().count() > 140 {
+            description.chars().take(139).collect::<String>() + "…"
+        } else {
+            description.to_string()
+        };
+        let mut body = json!({"state": state.as_str(), "context": context, "description": description});
+        if let Some(u) = target_url {
+            body["target_url"] = json!(u);
+        }
+        let url = self.url(&format!("/statuses/{sha}"));
+        self.block(self.call(false, Method::POST, &url, Some(&body)))?;
+        Ok(())
     }
 }
 

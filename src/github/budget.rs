@@ -1,4 +1,5 @@
-//! Size budgets: a comment holds at most 65,536 characters, a step summary at most 1 MiB.
+//! Size budgets: a comment holds at most 65,536 characters; GitHub takes a step summary of up
+//! to 1 MiB, and the action keeps its own under 100 KB, a page a reviewer can still open.
 //!
 //! A [`Budget`] hands out room piece by piece: a piece fits whole or is refused, so a document
 //! never ends in the middle of a table, a code block or a `<details>`.
@@ -12,8 +13,9 @@ pub const COMMENT_BUDGET: usize = 64_000;
 /// GitHub's limit for one step's summary, in bytes: a larger summary fails the step.
 pub const SUMMARY_LIMIT: usize = 1024 * 1024;
 
-/// What the action writes to the step summary at most, in bytes.
-pub const SUMMARY_BUDGET: usize = 1_000_000;
+/// What the action writes to the step summary at most, in bytes: the same sections as the
+/// comment, with more room for evidence and diffs, and still a page that opens quickly.
+pub const SUMMARY_BUDGET: usize = 100_000;
 
 /// Characters, as GitHub counts a comment's length.
 pub fn chars(s: &str) -> usize {

@@ -72,12 +72,19 @@ impl PullRequest {
     }
 }
 
-/// The `workflow_run` that finished, for the poster of the fork-safe recipe.
+/// The `workflow_run` that finished, for the trusted side of the fork recipe. Every field is
+/// GitHub's, not the finished run's (which may have run a fork's workflow).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkflowRun {
     pub head_sha: Option<String>,
     /// The event that started that run (`pull_request`).
     pub event: Option<String>,
+    /// The branch the run was for, in the head repository.
+    pub head_branch: Option<String>,
+    /// `OWNER/NAME` of the repository the head is in (a fork's).
+    pub head_repo: Option<String>,
+    /// The pull requests GitHub links the run to (empty for a fork's).
+    pub pull_requests: Vec<u64>,
 }
 
 /// What the payload says.
@@ -100,8 +107,8 @@ pub struct Event {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
-    #[error("failed to read the event payload {path}")]
-    Read { path: String, source: std::io::Error },
+    #[error("failed to read the event payload {path}: {message}")]
+    Read { path: String, message: String },
     #[error("the event payload {path} is not valid JSON: {source}")]
     Json { path: String, source: serde_json::Error },
 }
@@ -158,13 +165,22 @@ struct RawMergeGroup {
 struct RawWorkflowRun {
     head_sha: Option<String>,
     event: Option<String>,
+    head_branch: Option<String>,
+    head_repository: Option<RawRepo>,
+    pull_requests: Option<Vec<RawNumber>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawNumber {
+    number: Option<u64>,
 }
 
 /// Read the payload of event `name` from `path`. Without a payload (a local run), the event has
 /// only its kind.
 pub fn read(name: &str, path: Option<&std::path::Path>) -> Result<Event, EventError> {
     let text = match path {
-        Some(p) => std::fs::read_to_string(p).map_err(|source| EventError::Read { path: p.display().to_string(), source })?,
+        Some(p) => crate::fsio::read_text(p, crate::fsio::TEXT_CAP, "an event payload").map_err(|e| EventError::Read { path: p.display().to_string(), message: crate::message::chain(&e) })?,
         None => "{}".to_string(),
     };
     parse(name, &text).map_err(|source| EventError::Json {
@@ -218,7 +234,13 @@ pub fn parse(name: &str, text: &str) -> Result<Event, serde_json::Error> {
             event.head = p.after.filter(|a| !crate::git::is_null_id(a));
         }
         EventKind::WorkflowRun => {
-            event.workflow_run = p.workflow_run.map(|w| WorkflowRun { head_sha: w.head_sha, event: w.event });
+            event.workflow_run = p.workflow_run.map(|w| WorkflowRun {
+                head_sha: w.head_sha,
+                event: w.event,
+                head_branch: w.head_branch,
+                head_repo: w.head_repository.and_then(|r| r.full_name),
+                pull_requests: w.pull_requests.unwrap_or_default().into_iter().filter_map(|n| n.number).collect(),
+            });
         }
         EventKind::WorkflowDispatch | EventKind::Other(_) => {}
     }
@@ -251,6 +273,20 @@ mod tests {
         assert!(first.first_push && first.base.is_none() && first.head.is_some());
         let gone = parse("push", &format!(r#"{{"before": "{}", "after": "{zeros}", "deleted": true}}"#, "a".repeat(40))).unwrap();
         assert!(gone.deleted && gone.head.is_none());
+    }
+
+    #[test]
+    fn workflow_run_names_the_head_and_how_to_find_its_pull_request() {
+        let e = parse(
+            "workflow_run",
+            r#"{"workflow_run": {"event": "pull_request", "head_sha": "abc", "head_branch": "feature",
+                "head_repository": {"full_name": "mallory/r"}, "pull_requests": [{"number": 7}, {"x": 1}]}}"#,
+        )
+        .unwrap();
+        let w = e.workflow_run.unwrap();
+        assert_eq!((w.head_sha.as_deref(), w.event.as_deref(), w.head_branch.as_deref()), (Some("abc"), Some("pull_request"), Some("feature")));
+        assert_eq!((w.head_repo.as_deref(), w.pull_requests), (Some("mallory/r"), vec![7]));
+        assert!(e.pull_request.is_none(), "a workflow_run payload names no pull request to trust");
     }
 
     #[test]

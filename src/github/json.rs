@@ -120,7 +120,12 @@ pub fn render(run: &RunJson<'_>, workspaces: &[(WorkspaceReport, CommentJson)]) 
                 _ => None,
             },
             target: ws.target.as_deref(),
-            check: ws.check().map(|c| serde_json::from_str(&crate::baseline::render::json(c)).expect("the check document is JSON")),
+            // As `velaris check --base BASE --format json` prints it: with the uses the change
+            // adds to the members.
+            check: ws.check().map(|c| {
+                let view = crate::baseline::render::View { new_uses: ws.new_uses.as_ref(), ..Default::default() };
+                serde_json::from_str(&crate::baseline::render::json_with(c, &view)).expect("the check document is JSON")
+            }),
             baseline_added: ws.additions.as_ref().map(|a| a.iter().map(add_doc).collect()),
             baseline_note: ws.additions_note.as_deref(),
             deps_diff: ws.deps.as_ref().map(|r| serde_json::from_str(&crate::report::render_json(r)).expect("the deps-diff document is JSON")),

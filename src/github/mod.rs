@@ -6,8 +6,10 @@
 //! dependency review, all through the library's own pipelines), post one comment per pull
 //! request and workspace ([`comment`] over [`api`]), write the job summary ([`summary`]),
 //! annotations ([`annotations`]), the report file ([`json`]) and the step outputs ([`outputs`]),
-//! and compute the exit code from `fail-on` ([`crate::gate`]). [`relay`] posts the comments of
-//! another run (the fork-safe recipe). It parses no arguments (see the binary's `cli`).
+//! and compute the exit code from `fail-on` ([`crate::gate`]). [`trusted`] is the fork recipe's
+//! `workflow_run` side: it reviews the pull request's head as data, renders and posts the
+//! comment itself and sets the commit status a fork cannot forge. It parses no arguments (see
+//! the binary's `cli`).
 //!
 //! Architecture invariants: the token is read only from `GITHUB_TOKEN`, kept in a
 //! [`env::Token`] and sent only to the hosts of `GITHUB_API_URL` and `GITHUB_GRAPHQL_URL`; no
@@ -24,10 +26,10 @@ pub mod event;
 pub mod json;
 pub mod outputs;
 pub mod range;
-pub mod relay;
 pub mod render;
 pub mod review;
 pub mod summary;
+pub mod trusted;
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -46,6 +48,24 @@ use crate::gate::{Condition, FailOn};
 use crate::git::{GitError, Repo};
 use crate::registry::FetchOptions;
 use crate::report::{self, escape};
+
+/// The `schema` of `comments.json`.
+pub const COMMENTS_SCHEMA: &str = "velaris/comments/v1";
+
+/// `comments.json`: the comments a `pull_request` run rendered, per workspace.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct CommentsFile {
+    pub schema: String,
+    pub pull_request: u64,
+    pub head_sha: String,
+    pub comments: Vec<WorkspaceComment>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct WorkspaceComment {
+    pub workspace: String,
+    pub body: String,
+}
 
 /// The login assumed when the token's identity cannot be read.
 pub const DEFAULT_AUTHOR: &str = "github-actions[bot]";
@@ -72,7 +92,8 @@ pub struct Config {
     pub fetch: FetchOptions,
     /// Where the report, the comment body and the comments file are written.
     pub out_dir: PathBuf,
-    /// `workflow_run`: the comments file of the run to post for.
+    /// `--comments-from`, from the recipe of earlier releases: ignored (with a warning), since
+    /// the file is written by a run the pull request controls.
     pub comments_from: Option<PathBuf>,
     pub policy: api::Policy,
     /// Where the repository is looked for when `GITHUB_WORKSPACE` is unset.
@@ -175,7 +196,7 @@ fn workspaces(repo: &Repo, cfg: &Config, base: Option<&str>, head: &str) -> Resu
             }
         }
         if wanted.is_empty() {
-            if repo.root().join("Cargo.toml").is_file() {
+            if repo.read_at(head, "Cargo.toml")?.is_some() {
                 wanted.push((".".to_string(), true));
             } else {
                 return Err(ActionError::Usage(format!(
@@ -186,8 +207,7 @@ fn workspaces(repo: &Repo, cfg: &Config, base: Option<&str>, head: &str) -> Resu
     }
     wanted.sort();
     wanted.dedup_by(|a, b| a.0 == b.0);
-    let mut fetch = cfg.fetch.clone();
-    fetch.progress = false;
+    let fetch = cfg.fetch.clone();
     Ok(wanted
         .into_iter()
         .map(|(path, require)| Request {
@@ -197,6 +217,7 @@ fn workspaces(repo: &Repo, cfg: &Config, base: Option<&str>, head: &str) -> Resu
             require_baseline: require,
             target: cfg.target.clone(),
             fetch: fetch.clone(),
+            head_tree: None,
         })
         .collect())
 }
@@ -225,7 +246,7 @@ impl CommentStatus {
 fn forbidden_message(event: &Event, env: &ActionEnv, e: &ApiError) -> String {
     let pr = event.pull_request.as_ref();
     let dependabot = |s: Option<&str>| s.is_some_and(|a| a.eq_ignore_ascii_case("dependabot[bot]"));
-    let recipe = "to comment there, render in `pull_request` and post from `workflow_run` (docs/action.md, \"Fork pull requests\"); the summary and the exit code are unaffected";
+    let recipe = "to comment there, review it again from a `workflow_run` workflow, which comments and sets the `velaris ratchet` commit status (docs/action.md, \"Fork pull requests\"); the summary and the exit code are unaffected";
     if dependabot(env.actor.as_deref()) || dependabot(pr.and_then(|p| p.author.as_deref())) {
         format!("velaris could not comment: this pull request is from Dependabot, whose workflow runs get a read-only token ({e}); {recipe}")
     } else if pr.is_some_and(|p| p.from_fork()) {
@@ -440,20 +461,11 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
     std::fs::create_dir_all(&cfg.out_dir).map_err(io(format!("create {}", cfg.out_dir.display())))?;
 
     if event.kind == EventKind::WorkflowRun {
-        let urls = relay::post(cfg, &event, log)?;
-        if let Some(p) = &cfg.env.output {
-            outputs::write_outputs(p, &[("widened", "false"), ("report", ""), ("comment-url", urls.first().map(String::as_str).unwrap_or("")), ("comment-body", "")])
-                .map_err(io("write the step outputs"))?;
-        }
-        return Ok(Outcome { exit_code: exit_codes::OK, widened: false, report: None, comment_urls: urls, comment_body: None });
+        return trusted::run(cfg, &event, log);
     }
     if event.kind == EventKind::Push && event.deleted {
         let _ = writeln!(log, "velaris: the push deleted the branch; nothing to check");
-        if let Some(p) = &cfg.env.output {
-            outputs::write_outputs(p, &[("widened", "false"), ("report", ""), ("comment-url", ""), ("comment-body", "")])
-                .map_err(io("write the step outputs"))?;
-        }
-        return Ok(Outcome { exit_code: exit_codes::OK, widened: false, report: None, comment_urls: Vec::new(), comment_body: None });
+        return nothing_to_do(cfg);
     }
 
     let dir = cfg.env.workspace.clone().unwrap_or_else(|| cfg.cwd.clone());
@@ -465,7 +477,42 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
         let _ = writeln!(log, "velaris: reviewing workspace {}", escape::line(&r.path));
         reports.push(review::review(&repo, range.base.as_deref(), &range.head, r, &cfg.fail_on));
     }
+    let pr = match event.kind {
+        EventKind::PullRequest | EventKind::PullRequestTarget => event.pull_request.as_ref().map(|p| p.number),
+        _ => None,
+    };
+    publish(cfg, &event, pr, &range, &reports, None, log)
+}
 
+/// The outputs of a run that checked nothing.
+pub(crate) fn nothing_to_do(cfg: &Config) -> Result<Outcome, ActionError> {
+    if let Some(p) = &cfg.env.output {
+        outputs::write_outputs(p, &[("widened", "false"), ("report", ""), ("comment-url", ""), ("comment-body", "")])
+            .map_err(io("write the step outputs"))?;
+    }
+    Ok(Outcome { exit_code: exit_codes::OK, widened: false, report: None, comment_urls: Vec::new(), comment_body: None })
+}
+
+/// What the run's verdict is reported on besides the exit code: a commit status on the
+/// reviewed head, set by the `workflow_run` side (see [`trusted`]).
+pub(crate) struct StatusTarget<'a> {
+    pub client: &'a Client,
+    pub sha: &'a str,
+    pub context: &'a str,
+}
+
+/// Render, post and write everything about `reports`: the comments (on pull request `pr`),
+/// the log and annotations, the exit code, the commit status (`status`), the summary, the
+/// report files and the step outputs.
+pub(crate) fn publish(
+    cfg: &Config,
+    event: &Event,
+    pr: Option<u64>,
+    range: &range::Range,
+    reports: &[WorkspaceReport],
+    status: Option<StatusTarget<'_>>,
+    log: &mut dyn Write,
+) -> Result<Outcome, ActionError> {
     let run_url = cfg.env.run_url();
     let ctx = render::Context {
         event: event.kind.name(),
@@ -479,10 +526,6 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
     let mut ann = Annotations::default();
 
     // The comments.
-    let pr = match event.kind {
-        EventKind::PullRequest | EventKind::PullRequestTarget => event.pull_request.clone(),
-        _ => None,
-    };
     let bodies: Vec<(String, String, String)> = reports
         .iter()
         .map(|ws| {
@@ -490,7 +533,7 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
             (m.clone(), render::comment(ws, &ctx, &m), render::short_comment(ws, &ctx, &m))
         })
         .collect();
-    let statuses: Vec<CommentStatus> = match (&pr, cfg.comment) {
+    let statuses: Vec<CommentStatus> = match (pr, cfg.comment) {
         (_, false) => bodies.iter().map(|_| CommentStatus::Skipped("comment: false".into())).collect(),
         (None, true) => {
             let why = match event.kind {
@@ -499,25 +542,24 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
             };
             bodies.iter().map(|_| CommentStatus::Skipped(why.clone())).collect()
         }
-        (Some(p), true) => post_comments(cfg, &event, p.number, &bodies, &mut ann, log),
+        (Some(number), true) => post_comments(cfg, event, number, &bodies, &mut ann, log),
     };
 
     // The log, fenced; annotations after it.
     let mut text = String::new();
-    for ws in &reports {
+    for ws in reports {
         text.push_str(&log_text(ws));
     }
     if let Some(n) = &range.note {
         text.push_str(&format!("note: {n}\n"));
     }
     annotations::write_fenced(log, &text).map_err(io("write the log"))?;
-    for ws in &reports {
+    for ws in reports {
         annotate(ws, &mut ann);
     }
-    ann.write(log).map_err(io("write the annotations"))?;
 
     // Exit code.
-    let failed = failed_conditions(&reports);
+    let failed = failed_conditions(reports);
     let exit_code = if reports.iter().any(|r| r.integrity_failure()) {
         exit_codes::INTEGRITY
     } else if reports.iter().any(|r| r.failed()) {
@@ -528,6 +570,22 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
         exit_codes::OK
     };
     let widened = reports.iter().any(|r| r.widened());
+
+    // The verdict as a commit status, which nothing the pull request runs can set.
+    if let Some(st) = status {
+        let (state, description) = trusted::verdict(reports, &failed, exit_code);
+        match st.client.set_status(st.sha, state, st.context, &description, run_url.as_deref()) {
+            Ok(()) => {
+                let _ = writeln!(log, "velaris: commit status {:?} of {} set to {}", st.context, st.sha, state.as_str());
+            }
+            Err(e) => ann.run_message(
+                Level::Error,
+                "velaris: no commit status",
+                &format!("velaris could not set the commit status {:?} of {} ({e}); a branch protection rule that requires it keeps the pull request blocked", st.context, st.sha),
+            ),
+        }
+    }
+    ann.write(log).map_err(io("write the annotations"))?;
 
     // The summary: each workspace its share.
     if let Some(p) = &cfg.env.step_summary {
@@ -550,7 +608,7 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
     let docs: Vec<(WorkspaceReport, CommentJson)> = reports.iter().cloned().zip(statuses.iter().map(CommentStatus::json)).collect();
     let run = json::RunJson {
         event: event.kind.name(),
-        pull_request: pr.as_ref().map(|p| p.number),
+        pull_request: pr,
         base: range.base.as_deref(),
         head: &range.head,
         fail_on: cfg.fail_on.conditions().map(|c| c.to_string()).collect(),
@@ -559,16 +617,14 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Result<Outcome, ActionError> {
     };
     write_file(&report_path, &json::render(&run, &docs))?;
     write_file(&body_path, &bodies.iter().map(|b| b.1.as_str()).collect::<Vec<_>>().join("\n---\n\n"))?;
-    if let Some(p) = &pr {
-        let file = relay::CommentsFile {
-            schema: relay::SCHEMA.into(),
-            pull_request: p.number,
+    // `comments.json` (`velaris/comments/v1`), kept for workflows that upload it. velaris
+    // itself never reads it back: on a fork it is the fork's to forge.
+    if let (Some(number), Some(p)) = (pr, event.pull_request.as_ref()) {
+        let file = CommentsFile {
+            schema: COMMENTS_SCHEMA.into(),
+            pull_request: number,
             head_sha: p.head_sha.clone().unwrap_or_default(),
-            comments: reports
-                .iter()
-                .zip(&bodies)
-                .map(|(ws, b)| relay::WorkspaceComment { workspace: ws.path.clone(), body: b.1.clone() })
-                .collect(),
+            comments: reports.iter().zip(&bodies).map(|(ws, b)| WorkspaceComment { workspace: ws.path.clone(), body: b.1.clone() }).collect(),
         };
         let mut text = serde_json::to_string_pretty(&file).expect("the comments file serializes");
         text.push('\n');

@@ -72,7 +72,19 @@ fn subject_md(s: &Subject) -> String {
 }
 
 fn caps_md(w: &Widening) -> String {
-    w.capabilities.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+    w.what()
+        .into_iter()
+        .map(|(c, api)| match api {
+            Some(a) => format!("`{c}` via {}", code_span(a)),
+            None => format!("`{c}`"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How many uses the change adds to the workspace's members.
+fn new_use_count(ws: &WorkspaceReport) -> usize {
+    ws.new_uses.as_ref().map_or(0, |n| n.uses.len())
 }
 
 fn short_sha(s: &str) -> String {
@@ -90,6 +102,14 @@ pub fn verdict(ws: &WorkspaceReport) -> String {
         ),
         State::Checked(c) if c.holds => {
             let mut s = format!("✅ **Holds**: the code uses nothing {baseline} does not grant.");
+            match new_use_count(ws) {
+                0 => {}
+                n => s.push_str(&format!(
+                    " 🔎 The change adds {} to the workspace's own code, within its grants: review {} (below).",
+                    report::plural(n as u64, "capability use", "capability uses"),
+                    if n == 1 { "it" } else { "them" }
+                )),
+            }
             if c.stale() {
                 s.push_str(" The baseline is stale: `velaris bless` narrows it.");
             }
@@ -214,9 +234,15 @@ fn additions_section(ws: &WorkspaceReport, b: &mut Budget, cap: usize) -> String
             code_span_in_table(a.subject.name()),
             if a.new_subject { " (new)" } else { "" }
         );
-        for c in &a.capabilities {
-            let reason = a.reasons.get(c).or(a.reason.as_ref()).map(|r| markdown_inline(r)).unwrap_or_else(|| "_no reason given_".into());
-            let row = format!("| {who} | `{c}` | {reason} |\n");
+        let reason_of = |c: &crate::surface::Capability| {
+            a.reasons.get(c).or(a.reason.as_ref()).map(|r| markdown_inline(r)).unwrap_or_else(|| "_no reason given_".into())
+        };
+        let mut rows: Vec<String> = a.capabilities.iter().map(|c| format!("| {who} | `{c}` | {} |\n", reason_of(c))).collect();
+        for (c, apis) in &a.apis {
+            rows.extend(apis.iter().map(|api| format!("| {who} | `{c}` via {} | {} |\n", code_span_in_table(api), reason_of(c))));
+        }
+        rows.extend(a.unpinned.iter().map(|c| format!("| {who} | `{c}` via any API (pin removed) | {} |\n", reason_of(c))));
+        for row in rows {
             let n = b.size(&row);
             if used + n <= cap && b.take(n) {
                 used += n;
@@ -274,13 +300,16 @@ fn stale_section(ws: &WorkspaceReport) -> String {
         );
     }
     if !c.narrowed.is_empty() {
-        let _ = write!(out, "\n<details><summary>Stale grants: {} (<code>velaris bless</code> narrows them)</summary>\n\n", c.narrowed.len());
+        let _ = write!(out, "\n<details><summary>Stale grants: {} (<code>velaris bless</code> narrows them)</summary>\n\n", report::thousands(c.narrowed.len() as u64));
         for n in &c.narrowed {
-            let caps = n.capabilities.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
+            let mut caps: Vec<String> = n.capabilities.iter().map(|c| format!("`{c}`")).collect();
+            for (c, apis) in &n.apis {
+                caps.extend(apis.iter().map(|a| format!("`{c}` via {}", code_span(a))));
+            }
             if n.gone {
                 let _ = writeln!(out, "- {} is gone", subject_md(&n.subject));
             } else {
-                let _ = writeln!(out, "- {} no longer uses {caps}", subject_md(&n.subject));
+                let _ = writeln!(out, "- {} no longer uses {}", subject_md(&n.subject), caps.join(", "));
             }
         }
         out.push_str("\n</details>\n");
@@ -317,6 +346,36 @@ fn document(ws: &WorkspaceReport, ctx: &Context<'_>, mut b: Budget, marker: Opti
                 heads.push((i, h));
             } else {
                 heads_left_out += 1;
+            }
+        }
+    }
+
+    // The uses the change adds to the members, as far as another quarter goes.
+    let mut uses_section = String::new();
+    if let Some(nu) = ws.new_uses.as_ref().filter(|n| !n.uses.is_empty() || n.note.is_some()) {
+        let intro = crate::baseline::render::new_uses_intro(nu);
+        if b.take(b.size(&intro) + NOTE) {
+            uses_section.push_str(&intro);
+            let mut used = 0;
+            let mut shown = 0;
+            for u in &nu.uses {
+                let l = crate::baseline::render::new_use_line(u);
+                let n = b.size(&l);
+                if used + n <= limit / 4 && b.take(n) {
+                    used += n;
+                    shown += 1;
+                    uses_section.push_str(&l);
+                } else {
+                    break;
+                }
+            }
+            if shown < nu.uses.len() {
+                let _ = writeln!(
+                    uses_section,
+                    "- …and {} more: {}",
+                    report::thousands((nu.uses.len() - shown) as u64),
+                    if for_comment { "the run summary and `velaris check --base` list them" } else { "`velaris check --base` and the report file list them" }
+                );
             }
         }
     }
@@ -394,6 +453,7 @@ fn document(ws: &WorkspaceReport, ctx: &Context<'_>, mut b: Budget, marker: Opti
             );
         }
     }
+    out.push_str(&uses_section);
     out.push_str(&deps);
     out.push_str(&stale);
     out.push_str(&foot);
@@ -459,6 +519,7 @@ mod tests {
             excerpts: BTreeMap::new(),
             local_dirs: BTreeMap::new(),
             failed: Vec::new(),
+            new_uses: None,
         }
     }
 
@@ -471,11 +532,13 @@ mod tests {
             column: 1,
             path: "std::net::TcpStream::connect".into(),
             chain: Vec::new(),
+            expanded_from: None,
         };
         Widening {
             subject: Subject::Crate(format!("dependency-number-{i:05}")),
             capabilities: BTreeSet::from([Capability::NetConnect]),
             findings: vec![Evidence { crate_name: format!("dependency-number-{i:05}"), version: "1.0.0".into(), finding, via: vec![] }],
+            apis: Default::default(),
             new_subject: true,
             at: None,
         }

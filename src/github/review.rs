@@ -18,6 +18,7 @@ use crate::gate::{self, Condition, FailOn, Failure};
 use crate::git::Repo;
 use crate::registry::FetchOptions;
 use crate::surface::engine;
+use crate::uses::NewUses;
 
 /// Source lines read for evidence at most, per workspace: each costs a lookup, and for a
 /// registry crate an unpack.
@@ -37,6 +38,12 @@ pub struct Request {
     pub lockfile_changed: bool,
     pub target: Option<String>,
     pub fetch: FetchOptions,
+    /// Where the head's tree is on disk, standing for the repository root: `None` for the
+    /// work tree (the head is the checkout); a directory written from the head commit's git
+    /// objects on the `workflow_run` side, where the head is untrusted data (then `fetch`
+    /// carries a [`crate::trust::Confinement`], and path packages outside this tree are
+    /// refused).
+    pub head_tree: Option<PathBuf>,
 }
 
 /// Where the gate stands.
@@ -77,9 +84,31 @@ pub struct WorkspaceReport {
     pub local_dirs: BTreeMap<(String, String), String>,
     /// The `fail-on` conditions this workspace trips ([`WorkspaceReport::failures`]).
     pub failed: Vec<Failure>,
+    /// The capability uses the change adds to the workspace's members; `None` when there is no
+    /// base to compare with or no surface.
+    pub new_uses: Option<NewUses>,
 }
 
 impl WorkspaceReport {
+    /// The report of a workspace that could not be reviewed at all.
+    pub fn failed_with(req: &Request, message: String) -> WorkspaceReport {
+        WorkspaceReport {
+            path: req.path.clone(),
+            baseline_path: join(&req.path, &req.baseline),
+            state: State::Failed { message, integrity: false },
+            target: req.target.clone(),
+            additions: None,
+            additions_note: None,
+            deps: None,
+            deps_error: None,
+            lockfile: None,
+            excerpts: BTreeMap::new(),
+            local_dirs: BTreeMap::new(),
+            failed: Vec::new(),
+            new_uses: None,
+        }
+    }
+
     pub fn check(&self) -> Option<&CheckOutcome> {
         match &self.state {
             State::Checked(c) => Some(c),
@@ -117,11 +146,11 @@ pub fn join(dir: &str, rel: &str) -> String {
     if dir == "." || dir.is_empty() { rel.to_string() } else { format!("{dir}/{rel}") }
 }
 
-fn read_work_tree(path: &Path) -> Result<Option<String>, String> {
-    match std::fs::read_to_string(path) {
+fn read_work_tree(path: &Path, cap: u64, what: &'static str) -> Result<Option<String>, String> {
+    match crate::fsio::read_text(path, cap, what) {
         Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("failed to read {}: {e}", path.display())),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(crate::message::chain(&e)),
     }
 }
 
@@ -136,7 +165,8 @@ fn relative_to(root: &Path, dir: &Path) -> Option<String> {
 /// Review one workspace. `base` and `head` are commits; the head is the checked-out work tree.
 /// `fail_on` decides [`WorkspaceReport::failed`].
 pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request, fail_on: &FailOn) -> WorkspaceReport {
-    let dir: PathBuf = if req.path == "." { repo.root().to_path_buf() } else { repo.root().join(&req.path) };
+    let tree: PathBuf = req.head_tree.clone().unwrap_or_else(|| repo.root().to_path_buf());
+    let dir: PathBuf = if req.path == "." { tree.clone() } else { tree.join(&req.path) };
     let baseline_path = join(&req.path, &req.baseline);
     let mut report = WorkspaceReport {
         path: req.path.clone(),
@@ -151,14 +181,15 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request, fail_o
         excerpts: BTreeMap::new(),
         local_dirs: BTreeMap::new(),
         failed: Vec::new(),
+        new_uses: None,
     };
     let lock_rel = join(&req.path, "Cargo.lock");
-    if let Ok(Some(text)) = read_work_tree(&dir.join("Cargo.lock")) {
+    if let Ok(Some(text)) = read_work_tree(&dir.join("Cargo.lock"), crate::fsio::TEXT_CAP, "a lockfile") {
         report.lockfile = Some((lock_rel.clone(), text));
     }
 
     // The gate: the head's surface against the head's baseline.
-    let head_baseline = match read_work_tree(&dir.join(&req.baseline)) {
+    let head_baseline = match read_work_tree(&dir.join(&req.baseline), crate::fsio::BASELINE_CAP, "a baseline") {
         Err(message) => Err(message),
         Ok(None) if req.require_baseline => Err(format!(
             "no baseline at {baseline_path}: run `velaris bless` in the workspace to write one from the current surface, review it, and commit it"
@@ -170,7 +201,7 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request, fail_o
         Err(message) => report.state = State::Failed { message, integrity: false },
         Ok(None) => {}
         Ok(Some(head_b)) => {
-            gate(&mut report, &dir, repo, &head_b, req);
+            gate(&mut report, &dir, &tree, repo, base, &head_b, req);
             compare_baselines(&mut report, repo, base, &head_b);
         }
     }
@@ -179,7 +210,9 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request, fail_o
     if let (Some(base), true) = (base, req.lockfile_changed) {
         let config = depsdiff::Config {
             input: Input::Git { base: base.to_string(), head: Some(head.to_string()), lockfiles: vec![lock_rel] },
-            cwd: dir.clone(),
+            // git runs in the repository; a confined run reads cargo configuration from the
+            // confinement's directory whatever this is.
+            cwd: if req.head_tree.is_some() { repo.root().to_path_buf() } else { dir.clone() },
             fetch: req.fetch.clone(),
             diff: DiffOptions { context: 3, want_patch: true, ..DiffOptions::default() },
             // The target the gate checked (the `target` input, else the baseline's), so that
@@ -187,6 +220,7 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request, fail_o
             targets: vec![report.target.clone().unwrap_or_else(|| engine::DEFAULT_TARGET.to_string())],
             all_targets: false,
             capabilities: true,
+            advisory_db: None,
         };
         match depsdiff::run(&config) {
             Ok(r) => report.deps = Some(r),
@@ -211,7 +245,26 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-fn gate(report: &mut WorkspaceReport, dir: &Path, repo: &Repo, head_b: &Baseline, req: &Request) {
+/// Refuse a workspace written from untrusted git objects whose members or path packages lie
+/// outside the tree (`path = "/home/runner/..."`): on the trusted side nothing outside the
+/// head's tree is read as its code.
+fn confined_to(tree: &Path, root: &Path) -> Result<(), String> {
+    let tree = std::fs::canonicalize(tree).map_err(|e| format!("failed to find {}: {e}", tree.display()))?;
+    let ws = crate::workspace::Workspace::load(root).map_err(|e| crate::message::chain(&e))?;
+    for p in ws.local_packages() {
+        let dir = std::fs::canonicalize(&p.dir).unwrap_or_else(|_| p.dir.clone());
+        if !dir.starts_with(&tree) {
+            return Err(format!(
+                "package {} is read from {}, outside the pull request's tree: the workflow_run side reads nothing of the pull request's code outside it",
+                crate::report::escape::line(&p.id.name),
+                crate::report::escape::line(&p.dir.display().to_string())
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn gate(report: &mut WorkspaceReport, dir: &Path, tree: &Path, repo: &Repo, base: Option<&str>, head_b: &Baseline, req: &Request) {
     // The grants were reviewed for the baseline's target: check that one unless told otherwise.
     let target = req.target.clone().or_else(|| head_b.target.clone()).unwrap_or_else(|| engine::DEFAULT_TARGET.to_string());
     report.target = Some(target.clone());
@@ -222,7 +275,13 @@ fn gate(report: &mut WorkspaceReport, dir: &Path, repo: &Repo, head_b: &Baseline
             return;
         }
     };
-    let analysis = match engine::run(&engine::Config { root: root.clone(), target, fetch: req.fetch.clone() }) {
+    if req.head_tree.is_some() {
+        if let Err(message) = confined_to(tree, &root) {
+            report.state = State::Failed { message, integrity: false };
+            return;
+        }
+    }
+    let analysis = match engine::run(&engine::Config { root: root.clone(), target: target.clone(), fetch: req.fetch.clone() }) {
         Ok(a) => a,
         Err(e) => {
             report.state = State::Failed { message: error_chain(&e), integrity: e.is_integrity() };
@@ -246,10 +305,16 @@ fn gate(report: &mut WorkspaceReport, dir: &Path, repo: &Repo, head_b: &Baseline
     }
     if let Ok(ws) = crate::workspace::Workspace::load(&root) {
         for p in ws.local_packages() {
-            if let Some(rel) = relative_to(repo.root(), &p.dir) {
+            if let Some(rel) = relative_to(tree, &p.dir) {
                 report.local_dirs.insert((p.id.name.clone(), p.id.version.clone()), rel);
             }
         }
+    }
+    // What the change adds to the members' own uses, granted or not.
+    if let Some(base) = base {
+        let dir_in_repo = if report.path == "." { String::new() } else { report.path.clone() };
+        let since = base[..base.len().min(12)].to_string();
+        report.new_uses = Some(crate::uses::added_since(repo, base, &dir_in_repo, &since, &root, &analysis.surface, &target, &req.fetch));
     }
     report.state = State::Checked(Box::new(outcome));
 }

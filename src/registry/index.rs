@@ -38,7 +38,7 @@ impl Fetcher {
     /// The index's word on `pkg`'s version; `Ok(None)` when it cannot be asked (offline, a
     /// local registry, a registry that cannot be downloaded from) or the index has no entry.
     pub fn index_status(&self, pkg: &PackageRef) -> Result<Option<IndexStatus>, FetchError> {
-        if self.opts.offline {
+        if self.opts.offline || self.opts.refusal(&pkg.source).is_some() {
             return Ok(None);
         }
         let resolved = self.sources()?.resolve(&pkg.name, &pkg.version, &pkg.source)?;

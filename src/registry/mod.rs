@@ -34,7 +34,6 @@ mod source;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -43,6 +42,12 @@ use std::time::Duration;
 pub use batch::BatchError;
 pub use error::{FetchError, Origin};
 pub use index::IndexStatus;
+
+/// The cargo configuration files cargo reads for `cwd`, highest precedence first: each
+/// `.cargo/config.toml` (or `.cargo/config`) from `cwd` up, then `cargo_home`'s.
+pub fn config_files_for(cwd: &std::path::Path, cargo_home: Option<&std::path::Path>) -> Vec<PathBuf> {
+    source::config_files(cwd, cargo_home)
+}
 
 use source::{CargoSources, Resolved, SparseIndex};
 
@@ -65,8 +70,13 @@ pub struct FetchOptions {
     pub offline: bool,
     /// Concurrent fetches (worker threads). `0` is treated as `1`.
     pub jobs: usize,
-    /// Show a progress bar; drawn only when stderr is a terminal as well.
-    pub progress: bool,
+    /// Where progress is reported (one bar or line for the whole command; nothing by
+    /// default).
+    pub progress: crate::progress::Progress,
+    /// The workspace analysed is untrusted data: cargo configuration is read from the
+    /// confinement's directory instead, and only its sources are fetched from
+    /// ([`crate::trust`]). `None`: the workspace's own configuration applies, as for cargo.
+    pub confinement: Option<Arc<crate::trust::Confinement>>,
     /// First retry delay; doubles per attempt (plus jitter). Tests shrink it.
     pub retry_base: Duration,
     /// Total requests per URL, first one included.
@@ -98,13 +108,21 @@ pub struct FetchOptions {
     pub use_env_proxy: bool,
 }
 
+impl FetchOptions {
+    /// Why a package of lockfile source `source` may not be fetched in this run, or `None`.
+    pub fn refusal(&self, source: &str) -> Option<String> {
+        self.confinement.as_ref().and_then(|c| c.refusal(source))
+    }
+}
+
 impl Default for FetchOptions {
     fn default() -> Self {
         FetchOptions {
             cache_dir: None,
             offline: false,
             jobs: 8,
-            progress: false,
+            progress: crate::progress::Progress::none(),
+            confinement: None,
             retry_base: Duration::from_millis(250),
             max_attempts: 4,
             request_timeout: Duration::from_secs(120),
@@ -211,9 +229,14 @@ impl Fetcher {
             in_flight: opts.in_flight,
         });
 
+        // An untrusted workspace's own cargo configuration is never read.
+        let cwd = match &opts.confinement {
+            Some(c) => c.cargo_config_dir.clone(),
+            None => cwd.to_path_buf(),
+        };
         Ok(Fetcher {
             opts,
-            cwd: cwd.to_path_buf(),
+            cwd,
             cargo_home,
             cache_dir,
             sources: OnceLock::new(),
@@ -279,22 +302,8 @@ impl Fetcher {
 
     /// Fetches every package, `jobs` at a time; results are in input order.
     pub fn fetch_all(&self, pkgs: &[PackageRef]) -> Vec<Result<Fetched, FetchError>> {
-        let bar = if self.opts.progress && std::io::stderr().is_terminal() && !pkgs.is_empty() {
-            let bar = indicatif::ProgressBar::with_draw_target(
-                Some(pkgs.len() as u64),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len}")
-            {
-                bar.set_style(style.progress_chars("=> "));
-            }
-            bar.set_message("fetching crates");
-            bar
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
-
+        let progress = &self.opts.progress;
+        progress.add(crate::progress::Stage::Fetch, pkgs.len() as u64);
         let slots: Vec<Mutex<Option<Result<Fetched, FetchError>>>> =
             pkgs.iter().map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);
@@ -305,14 +314,14 @@ impl Fetcher {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(pkg) = pkgs.get(i) else { break };
+                        progress.start(crate::progress::Stage::Fetch, || format!("{} {}", pkg.name, pkg.version));
                         let result = self.fetch(pkg);
                         *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
-                        bar.inc(1);
+                        progress.done(crate::progress::Stage::Fetch);
                     }
                 });
             }
         });
-        bar.finish_and_clear();
         slots
             .into_iter()
             .map(|slot| {
@@ -344,6 +353,17 @@ impl Fetcher {
             if let Some(bytes) = cache::read_file_capped(&path, self.opts.max_bytes)? {
                 return verified(pkg, &checksum, bytes, Origin::VelarisCache(path));
             }
+        }
+
+        // A confined run contacts only the sources it was given, and reads no other cache
+        // through a configuration it does not trust.
+        if let Some(reason) = self.opts.refusal(&pkg.source) {
+            return Err(FetchError::UnsupportedSource {
+                name: shown.name.clone(),
+                version: shown.version.clone(),
+                source_id: crate::message::redact_url(&pkg.source),
+                reason,
+            });
         }
 
         let resolved = self.sources()?.resolve(&pkg.name, &pkg.version, &pkg.source)?;

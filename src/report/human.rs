@@ -89,6 +89,8 @@ fn change_cell(p: &PackageReport) -> String {
 fn where_cell(p: &PackageReport) -> String {
     let pl = &p.placement;
     match pl.built {
+        None if !pl.direct.is_empty() => format!("direct ({}), lockfile", pl.direct.join(", ")),
+        None if pl.via.len() >= 2 => format!("via {}, lockfile", pl.via[pl.via.len() - 2]),
         None => "graph unknown".to_string(),
         Some(false) => "not built".to_string(),
         Some(true) if !pl.direct.is_empty() => format!("direct ({})", pl.direct.join(", ")),
@@ -203,10 +205,10 @@ pub fn headline(report: &Report) -> String {
     let v = &report.verified;
     let mut ver = Vec::new();
     if v.sha256_total > 0 {
-        ver.push(format!("sha256 verified {} of {}", v.sha256, v.sha256_total));
+        ver.push(format!("sha256 verified {} of {}", thousands(v.sha256 as u64), thousands(v.sha256_total as u64)));
     }
     if v.commits_total > 0 {
-        ver.push(format!("{} of {} git {} verified by commit id", v.commits, v.commits_total, if v.commits_total == 1 { "package" } else { "packages" }));
+        ver.push(format!("{} of {} git {} verified by commit id", thousands(v.commits as u64), thousands(v.commits_total as u64), if v.commits_total == 1 { "package" } else { "packages" }));
     }
     if !ver.is_empty() {
         let _ = write!(s, "; {}", ver.join(", "));
@@ -237,7 +239,7 @@ fn coverage_line(report: &Report) -> Option<String> {
         escape::line(&report.targets.join(", "))
     );
     if !c.unknown.is_empty() {
-        let _ = write!(s, "; {} unknown", c.unknown.len());
+        let _ = write!(s, "; {} unknown", thousands(c.unknown.len() as u64));
     }
     Some(s)
 }
@@ -258,6 +260,9 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
         let _ = writeln!(out, "no package changes");
         return out;
     }
+    if let Some(top) = &report.top_risk {
+        let _ = writeln!(out, "{}", paint(RED, &escape::line(top)));
+    }
     if let Some(c) = coverage_line(report) {
         let _ = writeln!(out, "{c}");
     }
@@ -271,20 +276,23 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
         out.push('\n');
         let cells: Vec<[String; 5]> = rows
             .iter()
-            .map(|p| [p.tier.code().to_string(), title(p), change_cell(p), escape::line(&where_cell(p)), thousands(p.audit_lines())])
+            .map(|p| {
+                let name = if p.risk.group.is_some() { format!("↳ {}", title(p)) } else { title(p) };
+                [p.risk.score.to_string(), name, change_cell(p), escape::line(&where_cell(p)), thousands(p.audit_lines())]
+            })
             .collect();
         let w = |i: usize| cells.iter().map(|c| c[i].chars().count()).max().unwrap_or(0).max([4, 7, 6, 5, 5][i]);
         let (w0, w1, w2, w3, w4) = (w(0), w(1), w(2), w(3), w(4));
         let _ = writeln!(
             out,
             "{}",
-            paint(DIM, &format!("{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:>w4$}  {}", "risk", "package", "change", "where", "audit", "what"))
+            paint(DIM, &format!("{:>w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:>w4$}  {}", "risk", "package", "change", "where", "audit", "what"))
         );
         for (p, c) in rows.iter().zip(&cells) {
             let _ = writeln!(
                 out,
                 "{}  {}  {}  {:<w3$}  {:>w4$}  {}",
-                paint(tier_style(p.tier), &format!("{:<w0$}", c[0])),
+                paint(tier_style(p.tier), &format!("{:>w0$}", c[0])),
                 paint(BOLD, &format!("{:<w1$}", c[1])),
                 paint(kind_style(p.change), &format!("{:<w2$}", c[2])),
                 c[3],
@@ -295,7 +303,9 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
     }
     if opts.detail != Detail::Stat {
         capability_section(&mut out, report);
+        unknown_section(&mut out, report);
         flag_section(&mut out, report);
+        advisory_and_licence_section(&mut out, report);
         program_section(&mut out, report);
     }
     not_built_section(&mut out, report);
@@ -325,11 +335,10 @@ fn capability_section(out: &mut String, report: &Report) {
         } else if pl.via.len() >= 2 {
             let _ = write!(head, " (via {})", escape::line(&pl.via.join(" -> ")));
         }
-        let _ = writeln!(out, "{head}");
-        if let CapStatus::Unknown(why) = &p.capabilities.status {
-            let _ = writeln!(out, "    {}", paint(YELLOW, &format!("unknown: {}", escape::line(why))));
+        if let CapStatus::Unknown(_) = &p.capabilities.status {
             continue;
         }
+        let _ = writeln!(out, "{head}");
         if let Some(n) = &p.capabilities.note {
             let _ = writeln!(out, "    {}", paint(DIM, &escape::line(n)));
         }
@@ -372,7 +381,7 @@ fn capability_section(out: &mut String, report: &Report) {
                 }
             }
             if d.findings.len() > FINDINGS_SHOWN {
-                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more (--format json lists them all)", d.findings.len() - FINDINGS_SHOWN)));
+                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more (--format json lists them all)", thousands((d.findings.len() - FINDINGS_SHOWN) as u64))));
             }
         }
         for d in &p.capabilities.removed {
@@ -380,6 +389,26 @@ fn capability_section(out: &mut String, report: &Report) {
             let verb = if p.new.is_some() { "loses" } else { "took away" };
             let _ = writeln!(out, "    {}{scope}", paint(GREEN, &format!("- {verb} {}", d.capability)));
         }
+    }
+}
+
+/// Packages whose capabilities are unknown, each reason once with the packages it applies to.
+fn unknown_section(out: &mut String, report: &Report) {
+    let mut by: Vec<(&str, Vec<String>)> = Vec::new();
+    for p in report.packages.iter().filter(|p| p.built()) {
+        if let CapStatus::Unknown(why) = &p.capabilities.status {
+            match by.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                Some((_, v)) => v.push(title(p)),
+                None => by.push((why, vec![title(p)])),
+            }
+        }
+    }
+    if by.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", paint(BOLD, "Capabilities unknown"));
+    for (why, pkgs) in by {
+        let _ = writeln!(out, "  {} {}", paint(YELLOW, &format!("{}:", escape::line(why))), pkgs.join(", "));
     }
 }
 
@@ -399,9 +428,22 @@ fn flag_section(out: &mut String, report: &Report) {
                 let _ = writeln!(out, "      {}", paint(DIM, &escape::line(e)));
             }
             if ev.len() > FLAG_EVIDENCE_SHOWN {
-                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more", ev.len() - FLAG_EVIDENCE_SHOWN)));
+                let _ = writeln!(out, "      {}", paint(DIM, &format!("and {} more", thousands((ev.len() - FLAG_EVIDENCE_SHOWN) as u64))));
             }
         }
+    }
+}
+
+/// Advisories a change fixes, the database used, and the licences of new packages.
+fn advisory_and_licence_section(out: &mut String, report: &Report) {
+    let fixed: Vec<&PackageReport> = report.packages.iter().filter(|p| !p.advisories.fixed.is_empty()).collect();
+    let _ = writeln!(out, "\n{} {}", paint(BOLD, "Advisories:"), escape::line(&super::advisory_db_line(report)));
+    for p in fixed {
+        let ids: Vec<&str> = p.advisories.fixed.iter().map(|a| a.id.as_str()).collect();
+        let _ = writeln!(out, "  {} {}", paint(GREEN, &format!("{} fixes", title(p))), escape::line(&ids.join(", ")));
+    }
+    if let Some(l) = super::new_licences(report) {
+        let _ = writeln!(out, "{} {}", paint(BOLD, "Licences of new packages:"), escape::line(&l));
     }
 }
 
@@ -552,8 +594,8 @@ fn package_section(out: &mut String, report: &Report, opts: &HumanOptions) {
             let _ = writeln!(
                 out,
                 "{indent}  {mark} {:>7} {:>7}  {}{}",
-                paint(GREEN, &format!("+{}", f.lines_added)),
-                paint(RED, &format!("-{}", f.lines_removed)),
+                paint(GREEN, &format!("+{}", thousands(f.lines_added))),
+                paint(RED, &format!("-{}", thousands(f.lines_removed))),
                 escape::line(&f.path),
                 paint(DIM, &note)
             );

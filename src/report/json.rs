@@ -34,6 +34,62 @@ struct Doc<'a> {
     programs: Vec<Program<'a>>,
     baselines: Vec<Baseline<'a>>,
     totals: Totals,
+    top_risk: Option<&'a str>,
+    advisory_db: Option<AdvisoryDbOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct AdvisoryDbOut<'a> {
+    path: &'a str,
+    commit: Option<&'a str>,
+    advisories: usize,
+}
+
+#[derive(Serialize)]
+struct RiskOut<'a> {
+    score: u32,
+    group: Option<&'a str>,
+    group_score: u32,
+    reasons: Vec<ReasonOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct ReasonOut<'a> {
+    code: &'static str,
+    points: u32,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct SquatOut<'a> {
+    resembles: &'a str,
+    how: &'static str,
+    distance: usize,
+}
+
+#[derive(Serialize)]
+struct AdvisoriesOut<'a> {
+    affecting: Vec<AdvisoryOut<'a>>,
+    introduced: &'a [String],
+    fixed: Vec<AdvisoryOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct AdvisoryOut<'a> {
+    id: &'a str,
+    title: &'a str,
+    kind: &'a str,
+    severity: Option<&'a str>,
+    url: Option<&'a str>,
+    patched: &'a [String],
+    aliases: &'a [String],
+}
+
+#[derive(Serialize)]
+struct LicenseOut<'a> {
+    old: Option<&'a str>,
+    new: Option<&'a str>,
+    changed: bool,
 }
 
 #[derive(Serialize)]
@@ -96,6 +152,12 @@ struct Package<'a> {
     vcs: Option<Vcs<'a>>,
     lockfiles: &'a [String],
     file_changes: Vec<FileChange<'a>>,
+    risk: RiskOut<'a>,
+    brought_by: &'a [String],
+    brings: &'a [String],
+    squat: Option<SquatOut<'a>>,
+    advisories: AdvisoriesOut<'a>,
+    license: LicenseOut<'a>,
 }
 
 #[derive(Serialize)]
@@ -140,6 +202,7 @@ struct Delta<'a> {
     capability: &'static str,
     scope: crate::surface::Scope,
     findings: Vec<FindingOut<'a>>,
+    findings_total: usize,
 }
 
 #[derive(Serialize)]
@@ -214,6 +277,7 @@ struct Program<'a> {
     gained: Vec<&'static str>,
     lost: Vec<&'static str>,
     evidence: Vec<ProgramEvidence<'a>>,
+    evidence_total: usize,
 }
 
 #[derive(Serialize)]
@@ -286,14 +350,14 @@ fn version(s: &Side) -> Version<'_> {
     }
 }
 
-fn file(f: &FileDiff) -> FileChange<'_> {
+fn file<'a>(f: &'a FileDiff, o: &JsonOptions) -> FileChange<'a> {
     FileChange {
         path: &f.path,
         status: &f.status,
         binary: f.binary,
         packaging: f.packaging,
         lines: Lines { added: f.lines_added, removed: f.lines_removed },
-        patch: f.patch.as_deref(),
+        patch: f.patch.as_deref().filter(|_| o.patches),
         too_large: f.too_large.as_ref().map(|t| TooLargeOut {
             reason: &t.reason,
             old: f.old_size.zip(t.old_sha256.as_deref()).map(|(bytes, sha256)| SideOut { bytes, sha256 }),
@@ -310,15 +374,43 @@ fn delta(d: &CapDelta) -> Delta<'_> {
     Delta {
         capability: d.capability.as_str(),
         scope: d.scope,
+        findings_total: d.findings.len(),
         findings: d
             .findings
             .iter()
+            .take(MAX_FINDINGS)
             .map(|e| FindingOut {
                 finding: &e.finding,
-                hunk: e.hunk.as_ref().map(|h| HunkOut { text: &h.text, changed: h.changed }),
+                hunk: e.hunk.as_ref().map(|h| HunkOut { text: clip(&h.text, MAX_HUNK_BYTES), changed: h.changed }),
             })
             .collect(),
     }
+}
+
+/// Findings listed per gained or lost (capability, scope); `findings_total` counts them all.
+const MAX_FINDINGS: usize = 100;
+/// Bytes of one hunk's text (a minified line can be megabytes).
+const MAX_HUNK_BYTES: usize = 4096;
+/// Findings listed per program as the evidence of its gains; `evidence_total` counts them all.
+const MAX_PROGRAM_EVIDENCE: usize = 100;
+
+/// `s` cut to at most `max` bytes at a character boundary.
+fn clip(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// What the JSON document holds beyond its bounded default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonOptions {
+    /// Each changed file's unified diff (`patch`): `--diff`.
+    pub patches: bool,
 }
 
 fn caps(p: &PackageReport) -> Caps<'_> {
@@ -338,7 +430,7 @@ fn caps(p: &PackageReport) -> Caps<'_> {
     }
 }
 
-fn package(p: &PackageReport) -> Package<'_> {
+fn package<'a>(p: &'a PackageReport, o: &JsonOptions) -> Package<'a> {
     let d = p.diff.as_ref();
     let pl = &p.placement;
     Package {
@@ -372,7 +464,38 @@ fn package(p: &PackageReport) -> Package<'_> {
             })
         }),
         lockfiles: &p.lockfiles,
-        file_changes: d.map(|d| d.files.iter().map(file).collect()).unwrap_or_default(),
+        file_changes: d.map(|d| d.files.iter().map(|f| file(f, o)).collect()).unwrap_or_default(),
+        risk: RiskOut {
+            score: p.risk.score,
+            group: p.risk.group.as_deref(),
+            group_score: p.risk.group_score,
+            reasons: p.risk.reasons.iter().map(|r| ReasonOut { code: r.code, points: r.points, text: &r.text }).collect(),
+        },
+        brought_by: &p.brought_by,
+        brings: &p.brings,
+        squat: p.squat.as_ref().map(|s| SquatOut { resembles: &s.resembles, how: s.how, distance: s.distance }),
+        advisories: AdvisoriesOut {
+            affecting: p.advisories.affecting.iter().map(advisory).collect(),
+            introduced: &p.advisories.introduced,
+            fixed: p.advisories.fixed.iter().map(advisory).collect(),
+        },
+        license: LicenseOut {
+            old: p.license.0.as_deref(),
+            new: p.license.1.as_deref(),
+            changed: p.old.is_some() && p.new.is_some() && p.license.0 != p.license.1 && p.diff.is_some(),
+        },
+    }
+}
+
+fn advisory(a: &crate::depsdiff::advisories::AdvisoryRef) -> AdvisoryOut<'_> {
+    AdvisoryOut {
+        id: &a.id,
+        title: &a.title,
+        kind: &a.kind,
+        severity: a.severity.as_deref(),
+        url: a.url.as_deref(),
+        patched: &a.patched,
+        aliases: &a.aliases,
     }
 }
 
@@ -388,8 +511,10 @@ fn program(p: &ProgramEffect) -> Program<'_> {
         evidence: p
             .evidence
             .iter()
+            .take(MAX_PROGRAM_EVIDENCE)
             .map(|(k, v, f, via)| ProgramEvidence { krate: k, version: v, via, finding: f })
             .collect(),
+        evidence_total: p.evidence.len(),
     }
 }
 
@@ -442,8 +567,14 @@ fn baseline(b: &BaselineEffect) -> Baseline<'_> {
     out
 }
 
-/// The report as one JSON document, followed by a newline.
+/// The report as one JSON document, followed by a newline: bounded (no patches; findings,
+/// program evidence and hunks capped, with totals).
 pub fn render_json(report: &Report) -> String {
+    render_json_with(report, &JsonOptions::default())
+}
+
+/// [`render_json`] with `opts`: `patches` adds each changed file's unified diff.
+pub fn render_json_with(report: &Report, opts: &JsonOptions) -> String {
     let mut totals = Totals::default();
     for p in &report.packages {
         totals.packages += 1;
@@ -505,12 +636,70 @@ pub fn render_json(report: &Report) -> String {
                 .collect(),
         },
         summary: review::categories(report).into_iter().map(|(n, c)| Category { category: c, packages: n }).collect(),
-        packages: report.packages.iter().map(package).collect(),
+        packages: report.packages.iter().map(|p| package(p, opts)).collect(),
         programs: report.programs.iter().map(program).collect(),
         baselines: report.baselines.iter().map(baseline).collect(),
         totals,
+        top_risk: report.top_risk.as_deref(),
+        advisory_db: report.advisory_db.as_ref().map(|d| AdvisoryDbOut { path: &d.path, commit: d.commit.as_deref(), advisories: d.advisories }),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report serializes");
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::depsdiff::{Capabilities, Coverage, Placement, Tier, Verified, advisories::PackageAdvisories, risk::Risk};
+    use crate::diff::{DiffOptions, diff_trees};
+
+    /// What the GitHub Action embeds (`render_json`) carries no patch, even when the review
+    /// asked for them for its comment; `--diff` (`patches: true`) does.
+    #[test]
+    fn patches_only_when_asked() {
+        let tree: crate::package::FileTree = [("src/lib.rs".to_string(), b"pub fn new_code() {}\n".to_vec())].into_iter().collect();
+        let diff = diff_trees(None, Some(&tree), &DiffOptions { want_patch: true, ..DiffOptions::default() });
+        assert!(diff.files[0].patch.is_some());
+        let p = PackageReport {
+            name: "fresh".into(),
+            change: ChangeKind::Added,
+            old: None,
+            new: None,
+            semver: None,
+            diff: Some(diff),
+            lockfiles: vec!["Cargo.lock".into()],
+            placement: Placement::default(),
+            flags: Vec::new(),
+            capabilities: Capabilities { status: CapStatus::Off, added: Vec::new(), removed: Vec::new(), note: None },
+            tier: Tier::Routine,
+            brought_by: Vec::new(),
+            brings: Vec::new(),
+            squat: None,
+            advisories: PackageAdvisories::default(),
+            license: (None, None),
+            risk: Risk::default(),
+            lock_line: None,
+        };
+        let report = Report {
+            base: "a".into(),
+            head: "b".into(),
+            lockfiles: vec!["Cargo.lock".into()],
+            packages: vec![p],
+            from_files: true,
+            targets: vec!["x86_64-unknown-linux-gnu".into()],
+            all_targets: false,
+            graph_unknown: Vec::new(),
+            programs: Vec::new(),
+            baselines: Vec::new(),
+            coverage: Coverage::default(),
+            verified: Verified::default(),
+            advisory_db: None,
+            top_risk: None,
+        };
+        let bounded: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
+        assert!(bounded["packages"][0]["file_changes"][0].get("patch").is_none(), "{bounded:#}");
+        let full: serde_json::Value = serde_json::from_str(&render_json_with(&report, &JsonOptions { patches: true })).unwrap();
+        assert!(full["packages"][0]["file_changes"][0]["patch"].as_str().unwrap().contains("+pub fn new_code()"));
+    }
 }

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use super::escape::{markdown_code_block, markdown_inline as md};
 use super::thousands;
-use crate::depsdiff::{BaselineState, CapStatus, PackageReport, Report, Side, Tier};
+use crate::depsdiff::{BaselineState, CapStatus, PackageReport, Report, Side};
 use crate::diff::FileStatus;
 use crate::surface::Scope;
 
@@ -26,7 +26,7 @@ pub struct MarkdownOptions {
 
 impl Default for MarkdownOptions {
     fn default() -> Self {
-        MarkdownOptions { diffs: false, budget: 60_000 }
+        MarkdownOptions { diffs: false, budget: 20_000 }
     }
 }
 
@@ -60,9 +60,13 @@ fn verified_cell(p: &PackageReport) -> &'static str {
 fn where_cell(p: &PackageReport) -> String {
     let pl = &p.placement;
     match pl.built {
+        None if !pl.direct.is_empty() => format!("direct ({}), lockfile", md(&pl.direct.join(", "))),
+        None if !p.brought_by.is_empty() => format!("↳ brought by {}, lockfile", md(&p.brought_by.join(", "))),
+        None if pl.via.len() >= 2 => format!("via {}, lockfile", md(&pl.via[pl.via.len() - 2])),
         None => "graph unknown".into(),
         Some(false) => "not built".into(),
         Some(true) if !pl.direct.is_empty() => format!("direct ({})", md(&pl.direct.join(", "))),
+        Some(true) if !p.brought_by.is_empty() => format!("↳ brought by {}", md(&p.brought_by.join(", "))),
         Some(true) if pl.via.len() >= 2 => format!("via {}", md(&pl.via[pl.via.len() - 2])),
         Some(true) => "built".into(),
     }
@@ -99,7 +103,7 @@ fn row(p: &PackageReport) -> String {
         Some(b) => format!(" {}", b.as_str()),
     };
     format!(
-        "| {} | **{}** | {} | {}{} | {} | {} | {} | {} |\n",
+        "| {} | **{}** | {} | {}{} | {} | {} | {} | {} | {} |\n",
         p.tier.code(),
         md(&p.name),
         version_cell(p),
@@ -108,15 +112,16 @@ fn row(p: &PackageReport) -> String {
         where_cell(p),
         thousands(p.audit_lines()),
         what_cell(p),
-        verified_cell(p)
+        verified_cell(p),
+        p.risk.score
     )
 }
 
 fn table(report: &Report, collapse: bool) -> String {
-    let mut s = String::from("| risk | package | version | change | where | audit | what | checked |\n|---|---|---|---|---|---:|---|---|\n");
+    let mut s = String::from("| risk | package | version | change | where | audit | what | checked | score |\n|---|---|---|---|---|---:|---|---|---:|\n");
     let mut collapsed: Vec<&PackageReport> = Vec::new();
     for p in report.packages.iter().filter(|p| p.built() || report.all_targets) {
-        if collapse && matches!(p.tier, Tier::Routine | Tier::Direct | Tier::NotBuilt) {
+        if collapse && p.risk.group_score == 0 {
             collapsed.push(p);
         } else {
             s.push_str(&row(p));
@@ -127,7 +132,7 @@ fn table(report: &Report, collapse: bool) -> String {
         let lines: u64 = collapsed.iter().map(|p| p.audit_lines()).sum();
         let _ = writeln!(
             s,
-            "| routine | _{} more: {}_ | | | | {} | | |",
+            "| routine | _{} more: {}_ | | | | {} | | | 0 |",
             collapsed.len(),
             names.join(", "),
             thousands(lines)
@@ -136,7 +141,7 @@ fn table(report: &Report, collapse: bool) -> String {
     s
 }
 
-fn capabilities(report: &Report, hunks: bool) -> String {
+fn capabilities(report: &Report, hunks: bool, findings_shown: usize) -> String {
     let changed: Vec<&PackageReport> = report
         .packages
         .iter()
@@ -146,6 +151,22 @@ fn capabilities(report: &Report, hunks: bool) -> String {
         return String::new();
     }
     let mut s = String::from("#### Capability changes\n\n");
+    // Unknown packages: each reason once, with the packages it applies to.
+    let mut by: Vec<(&str, Vec<String>)> = Vec::new();
+    for p in &changed {
+        if let CapStatus::Unknown(why) = &p.capabilities.status {
+            match by.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                Some((_, v)) => v.push(format!("**{}** {}", md(&p.name), version_cell(p))),
+                None => by.push((why, vec![format!("**{}** {}", md(&p.name), version_cell(p))])),
+            }
+        }
+    }
+    for (why, pkgs) in &by {
+        let _ = writeln!(s, "- ⚠️ unknown: {}: {}", md(why), pkgs.join(", "));
+    }
+    if !by.is_empty() {
+        s.push('\n');
+    }
     for p in changed {
         let pl = &p.placement;
         let place = if !pl.direct.is_empty() {
@@ -155,11 +176,10 @@ fn capabilities(report: &Report, hunks: bool) -> String {
         } else {
             String::new()
         };
-        let _ = writeln!(s, "**{}** {}{place}\n", md(&p.name), version_cell(p));
-        if let CapStatus::Unknown(why) = &p.capabilities.status {
-            let _ = writeln!(s, "- ⚠️ unknown: {}\n", md(why));
+        if let CapStatus::Unknown(_) = &p.capabilities.status {
             continue;
         }
+        let _ = writeln!(s, "**{}** {}{place}\n", md(&p.name), version_cell(p));
         if let Some(n) = &p.capabilities.note {
             let _ = writeln!(s, "_{}_\n", md(n));
         }
@@ -168,7 +188,7 @@ fn capabilities(report: &Report, hunks: bool) -> String {
             let verb = if p.old.is_some() { "gains" } else { "has" };
             let scope = if d.scope == Scope::Build { " at build time" } else { "" };
             let _ = writeln!(s, "- 🔴 {verb} `{}`{scope}", d.capability);
-            for e in d.findings.iter().take(FINDINGS_SHOWN) {
+            for e in d.findings.iter().take(findings_shown) {
                 let f = &e.finding;
                 let _ = writeln!(s, "  - `{}:{}:{}` {}", md(&f.file).replace('`', "'"), f.line, f.column, md(&f.path));
                 if hunks {
@@ -183,8 +203,8 @@ fn capabilities(report: &Report, hunks: bool) -> String {
                     }
                 }
             }
-            if d.findings.len() > FINDINGS_SHOWN {
-                let _ = writeln!(s, "  - and {} more", d.findings.len() - FINDINGS_SHOWN);
+            if d.findings.len() > findings_shown {
+                let _ = writeln!(s, "  - and {} more", thousands((d.findings.len() - findings_shown) as u64));
             }
         }
         for d in &p.capabilities.removed {
@@ -197,9 +217,9 @@ fn capabilities(report: &Report, hunks: bool) -> String {
     s
 }
 
-fn flags(report: &Report) -> String {
+fn flags(report: &Report, evidence_shown: usize) -> String {
     let flagged: Vec<&PackageReport> = report.packages.iter().filter(|p| !p.flags.is_empty() && (p.built() || report.all_targets)).collect();
-    if flagged.is_empty() {
+    if flagged.is_empty() && report.packages.iter().all(|p| p.advisories.fixed.is_empty()) {
         return String::new();
     }
     let mut s = String::from("#### Flags\n\n");
@@ -207,9 +227,9 @@ fn flags(report: &Report) -> String {
         for f in &p.flags {
             // Evidence the message already spells out is not repeated.
             let mut ev: Vec<String> = f.evidence.iter().filter(|e| !f.message.contains(e.as_str())).map(|e| md(e)).collect();
-            if ev.len() > FLAG_EVIDENCE_SHOWN {
-                let more = ev.len() - FLAG_EVIDENCE_SHOWN;
-                ev.truncate(FLAG_EVIDENCE_SHOWN);
+            if ev.len() > evidence_shown {
+                let more = ev.len() - evidence_shown;
+                ev.truncate(evidence_shown);
                 ev.push(format!("and {more} more"));
             }
             let _ = writeln!(
@@ -222,6 +242,10 @@ fn flags(report: &Report) -> String {
                 if ev.is_empty() { String::new() } else { format!(" ({})", ev.join("; ")) }
             );
         }
+    }
+    for p in report.packages.iter().filter(|p| !p.advisories.fixed.is_empty()) {
+        let ids: Vec<String> = p.advisories.fixed.iter().map(|a| format!("`{}`", a.id.replace('`', "'"))).collect();
+        let _ = writeln!(s, "- **{}** {}: fixes {}", md(&p.name), version_cell(p), ids.join(", "));
     }
     s.push('\n');
     s
@@ -309,10 +333,10 @@ fn verified(report: &Report) -> String {
     let v = &report.verified;
     let mut parts = Vec::new();
     if v.sha256_total > 0 {
-        parts.push(format!("sha256 of {} of {} `.crate` files matched `Cargo.lock` before they were read", v.sha256, v.sha256_total));
+        parts.push(format!("sha256 of {} of {} `.crate` files matched `Cargo.lock` before they were read", thousands(v.sha256 as u64), thousands(v.sha256_total as u64)));
     }
     if v.commits_total > 0 {
-        parts.push(format!("{} of {} git packages read at their locked commit", v.commits, v.commits_total));
+        parts.push(format!("{} of {} git packages read at their locked commit", thousands(v.commits as u64), thousands(v.commits_total as u64)));
     }
     let mut s = String::new();
     if !parts.is_empty() {
@@ -321,10 +345,22 @@ fn verified(report: &Report) -> String {
     for (pkg, why) in &v.unverifiable {
         let _ = writeln!(s, "- ⚠️ unverifiable: {}: {}", md(pkg), md(why));
     }
+    let _ = writeln!(s, "\n**Advisories:** {}.", md(&super::advisory_db_line(report)));
+    if let Some(l) = super::new_licences(report) {
+        let _ = writeln!(s, "\n**Licences of new packages:** {}.", md(&l));
+    }
     if !s.is_empty() {
         s.push('\n');
     }
     s
+}
+
+/// Files of a new package listed by name.
+const NEW_FILES_SHOWN: usize = 6;
+
+/// A crate name or version in a URL path: only the characters they may hold pass.
+fn url_part(s: &str) -> String {
+    s.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+')).collect()
 }
 
 /// Licence and packaging files: listed, never worth a diff in a comment.
@@ -335,8 +371,31 @@ fn not_worth_a_diff(path: &str, packaging: bool) -> bool {
 
 fn details(p: &PackageReport, diffs: bool) -> Option<String> {
     let d = p.diff.as_ref()?;
+    // A removed package needs no review; a new one is all new: no diff, its largest files and
+    // a link to its source.
+    let n = p.new.as_ref()?;
     if d.files.is_empty() {
         return None;
+    }
+    if p.old.is_none() {
+        let mut files: Vec<&crate::diff::FileDiff> = d.files.iter().filter(|f| !f.packaging).collect();
+        files.sort_by(|a, b| b.lines_added.cmp(&a.lines_added).then(a.path.cmp(&b.path)));
+        let shown: Vec<String> = files.iter().take(NEW_FILES_SHOWN).map(|f| format!("{} ({})", md(&f.path), thousands(f.lines_added))).collect();
+        let more = files.len().saturating_sub(NEW_FILES_SHOWN);
+        let link = if n.package.source_kind() == crate::lockfile::SourceKind::CratesIo {
+            format!(" [source](https://docs.rs/crate/{}/{}/source/)", url_part(&p.name), url_part(&n.package.version.to_string()))
+        } else {
+            String::new()
+        };
+        return Some(format!(
+            "<details><summary>{} {}: new, {} files, {} lines</summary>\n\nLargest files: {}{}.{link}\n\n</details>\n\n",
+            md(&p.name),
+            version_cell(p),
+            thousands(d.files.len() as u64),
+            thousands(d.audit_lines),
+            shown.join(", "),
+            if more > 0 { format!(", and {more} more") } else { String::new() },
+        ));
     }
     let mut section = format!("<details><summary>{} {}</summary>\n\n", md(&p.name), version_cell(p));
     if d.vcs_changed || d.new_vcs.as_ref().is_some_and(|v| v.dirty) {
@@ -368,7 +427,7 @@ fn details(p: &PackageReport, diffs: bool) -> Option<String> {
             (_, _, true) => " (too large to diff)",
             _ => "",
         };
-        let _ = writeln!(section, "| {mark} | {}{note} | {} | {} |", md(&f.path), f.lines_added, f.lines_removed);
+        let _ = writeln!(section, "| {mark} | {}{note} | {} | {} |", md(&f.path), thousands(f.lines_added), thousands(f.lines_removed));
     }
     section.push('\n');
     if diffs {
@@ -416,6 +475,9 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
     if report.packages.is_empty() {
         return head;
     }
+    if let Some(top) = &report.top_risk {
+        let _ = writeln!(head, "🔺 {}\n", md(top));
+    }
     if report.coverage.enabled {
         let c = &report.coverage;
         let _ = writeln!(
@@ -424,7 +486,7 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
             c.analysed,
             c.in_scope,
             md(&report.targets.join(", ")),
-            if c.unknown.is_empty() { String::new() } else { format!("; {} unknown", c.unknown.len()) }
+            if c.unknown.is_empty() { String::new() } else { format!("; {} unknown", thousands(c.unknown.len() as u64)) }
         );
     }
     for (l, why) in &report.graph_unknown {
@@ -432,65 +494,65 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
     }
 
     // What must be seen, least degraded first.
-    let build = |hunks: bool, collapse: bool| {
+    let build = |hunks: bool, shown: usize, collapse: bool| {
         let mut s = head.clone();
         s.push_str(&table(report, collapse));
         s.push('\n');
-        s.push_str(&capabilities(report, hunks));
-        s.push_str(&flags(report));
+        s.push_str(&capabilities(report, hunks, if shown == 1 { 1 } else { FINDINGS_SHOWN }));
+        s.push_str(&flags(report, if shown == 1 { 1 } else { FLAG_EVIDENCE_SHOWN }));
         s.push_str(&programs(report));
         s.push_str(&not_built(report, collapse));
         s.push_str(&verified(report));
         s
     };
-    let mut out = build(true, false);
+    let mut out = build(true, 0, false);
     let mut note = None;
     if out.len() > opts.budget {
-        out = build(false, false);
+        out = build(false, 0, false);
         note = Some("hunks");
     }
     if out.len() > opts.budget {
-        out = build(false, true);
-        note = Some("hunks and routine rows");
+        out = build(false, 1, false);
+        note = Some("hunks, findings and evidence past the first of each");
+    }
+    if out.len() > opts.budget {
+        out = build(false, 1, true);
+        note = Some("hunks, findings and evidence past the first of each, rows of packages without risk");
     }
     if let Some(what) = note {
         let _ = writeln!(out, "_Left out to stay within {} characters: {what}; `velaris deps-diff` shows them._\n", thousands(opts.budget as u64));
     }
-    // File lists with what is left, riskiest first; then, with `--diff`, diffs for the
-    // riskiest packages whose list is shown, as far as the budget goes: diffs go before any
-    // file list does.
-    let mut sections: Vec<(&PackageReport, String)> = Vec::new();
+    // File lists with what is left, riskiest first; with `--diff`, each listed package's diff
+    // with its list while the budget lasts (new packages never get one). A package whose diff
+    // does not fit keeps its list.
     let mut used = out.len();
     let mut omitted = 0usize;
+    let mut diffs_left_out = 0usize;
+    let mut sections = String::new();
     for p in &report.packages {
-        let Some(section) = details(p, false) else { continue };
-        if used + section.len() + 200 > opts.budget {
+        let Some(list) = details(p, false) else { continue };
+        let full = if opts.diffs { details(p, true).filter(|f| f.len() > list.len()) } else { None };
+        match full {
+            Some(f) if used + f.len() + 400 <= opts.budget => {
+                used += f.len();
+                sections.push_str(&f);
+                continue;
+            }
+            Some(_) => diffs_left_out += 1,
+            None => {}
+        }
+        if used + list.len() + 400 > opts.budget {
             omitted += 1;
             continue;
         }
-        used += section.len();
-        sections.push((p, section));
+        used += list.len();
+        sections.push_str(&list);
     }
-    let mut diffs_left_out = 0usize;
-    if opts.diffs {
-        for (p, section) in sections.iter_mut() {
-            let Some(full) = details(p, true).filter(|f| f.len() > section.len()) else { continue };
-            let more = full.len() - section.len();
-            if used + more + 400 > opts.budget {
-                diffs_left_out += 1;
-                continue;
-            }
-            used += more;
-            *section = full;
-        }
-    }
-    for (_, section) in &sections {
-        out.push_str(section);
-    }
+    out.push_str(&sections);
     if diffs_left_out > 0 {
         let _ = writeln!(
             out,
-            "_Diffs of {} left out to stay within {} characters; `velaris deps-diff --diff` shows them._\n",
+            "_Diffs of {} left out to stay within {} characters; `velaris deps-diff --diff` in a terminal shows every diff._\n",
             super::plural(diffs_left_out as u64, "package", "packages"),
             thousands(opts.budget as u64)
         );

@@ -198,6 +198,7 @@ mod tests {
                 column: 5,
                 path: path.into(),
                 chain: Vec::new(),
+                expanded_from: None,
             }],
             exports: Exports::default().into(),
             files: vec!["src/lib.rs".into()],

@@ -16,9 +16,9 @@ use sha2::{Digest, Sha256};
 
 use super::analyze::{self, CrateAnalysis, CrateInput, Edition, Exports};
 use super::cache::ResultCache;
-use super::cfg::CfgEnv;
+use super::cfg::{CfgEnv, Others};
 use super::analyze::summary::CARRIED;
-use super::model::{CallStats, Capability, CrateSurface, Finding, ProgramSurface, Reached, Scope, Surface};
+use super::model::{CallStats, Capability, CrateSurface, Finding, MAX_UNLOADED, ProgramKind, ProgramSurface, Reached, Scope, Surface, Unloaded, UnloadedReason};
 use super::rules::Rules;
 use crate::package::{self, FileTree, Limits};
 use crate::registry::{BatchError, FetchOptions, Fetcher, PackageRef};
@@ -259,7 +259,7 @@ pub fn read_dir_tree(dir: &Path) -> Result<FileTree, SurfaceError> {
 /// hand (packages not fetched yet are leaves), fetch the batch of packages the round reached,
 /// and again, until a round reaches nothing new. Packages the target never compiles (behind
 /// `cfg(windows)` on Linux, optional and off, dev-only) are never downloaded.
-fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &SourceStore) -> Result<(Graph, Sources), SurfaceError> {
+fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &SourceStore, lockfile_led: bool) -> Result<(Graph, Sources), SurfaceError> {
     loop {
         let asked: Mutex<BTreeMap<String, PackageId>> = Mutex::new(BTreeMap::new());
         let manifest_of = |id: &PackageId| -> Result<String, String> {
@@ -295,6 +295,7 @@ fn resolve_and_fetch(config: &Config, ws: &Workspace, cfg: &CfgEnv, store: &Sour
             manifest_of: &manifest_of,
             has_file: Some(&has_file),
             pending: Some(&pending),
+            lockfile_led,
         })?;
         let asked = asked.into_inner().unwrap();
         if asked.is_empty() {
@@ -321,6 +322,12 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
     for p in ids {
         match (&p.source, &p.checksum) {
             (Some(s), _) if s.starts_with("git+") => gits.push(p),
+            // A source a confined run may not contact: unanalyzed, with why.
+            (Some(source), Some(_)) if config.fetch.refusal(source).is_some() => {
+                if let (Some(key), Some(why)) = (SourceStore::key(&p), config.fetch.refusal(source)) {
+                    store.insert_missing(&key, format!("not fetched: {why}"));
+                }
+            }
             (Some(source), Some(checksum)) => refs.push(PackageRef {
                 name: p.name.clone(),
                 version: p.version.clone(),
@@ -332,10 +339,18 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
     }
     if !gits.is_empty() {
         let opts = crate::gitdeps::GitOptions { cache_dir: cache_root(&config.fetch), offline: config.fetch.offline };
+        let progress = &config.fetch.progress;
+        progress.add(crate::progress::Stage::Fetch, gits.len() as u64);
         for id in gits {
             let key = SourceStore::key(&id).expect("git packages have a key");
             let source = id.source.as_deref().unwrap_or_default();
-            match crate::gitdeps::fetch_package(&opts, source, &id.name, &id.version) {
+            progress.start(crate::progress::Stage::Fetch, || format!("{} {}", id.name, id.version));
+            let fetched = match config.fetch.refusal(source) {
+                Some(why) => Err(why),
+                None => crate::gitdeps::fetch_package(&opts, source, &id.name, &id.version).map_err(|e| e.to_string()),
+            };
+            progress.done(crate::progress::Stage::Fetch);
+            match fetched {
                 Ok(pkg) => store.insert_git(&id, &pkg.files, pkg.manifest),
                 Err(e) => store.insert_missing(&key, format!("git source not read: {e}")),
             }
@@ -369,7 +384,7 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
 }
 
 fn unanalyzed(file: &str, scope: Scope, why: String) -> Finding {
-    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why, chain: Vec::new() }
+    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why, chain: Vec::new(), expanded_from: None }
 }
 
 /// Findings that come from what a unit is, not from its code.
@@ -383,6 +398,7 @@ fn kind_findings(unit: &Unit, ws: &Workspace) -> Vec<Finding> {
         column: 1,
         path: path.to_string(),
         chain: Vec::new(),
+        expanded_from: None,
     };
     match unit.kind {
         UnitKind::BuildScript => {
@@ -398,6 +414,26 @@ fn kind_findings(unit: &Unit, ws: &Workspace) -> Vec<Finding> {
 }
 
 const NATIVE_BUILD_DEPS: &[&str] = &["cc", "cmake", "pkg-config", "bindgen", "autotools", "vcpkg", "nasm-rs"];
+
+/// The `--cfg` values of the rustflags cargo would use for the workspace and the target (see
+/// [`super::cfg::flags`]).
+fn workspace_flags(config: &Config, cfg: &CfgEnv) -> Result<Vec<cargo_platform::Cfg>, SurfaceError> {
+    let env: Vec<(String, String)> = match &config.fetch.env {
+        Some(env) => env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        None => std::env::vars().collect(),
+    };
+    let cargo_home = config.fetch.cargo_home.clone().or_else(|| {
+        match env.iter().find(|(k, v)| k == "CARGO_HOME" && !v.is_empty()) {
+            Some((_, h)) => {
+                let h = PathBuf::from(h);
+                Some(if h.is_absolute() { h } else { config.root.join(h) })
+            }
+            None => dirs::home_dir().map(|h| h.join(".cargo")),
+        }
+    });
+    let src = super::cfg::flags::FlagSources { cwd: &config.root, cargo_home: cargo_home.as_deref(), env: &env };
+    super::cfg::flags::workspace_cfgs(&src, cfg).map_err(|e| SurfaceError::Config(format!("rustflags: {e}")))
+}
 
 /// Analyze every unit; results indexed like `graph.units`.
 fn analyze_all(
@@ -438,7 +474,11 @@ fn analyze_all(
     let markers: Vec<String> = graph.units.iter().map(marker_of).collect();
     let by_marker: HashMap<&str, usize> = markers.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
     let base_cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
+    let flags = workspace_flags(config, &base_cfg)?;
+    let base_cfg = base_cfg.with_flags(&flags);
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let progress = &config.fetch.progress;
+    progress.add(crate::progress::Stage::Analyse, n as u64);
     for lv in 0..=max_level {
         let todo: Vec<usize> = (0..n).filter(|&i| level[i] == lv).collect();
         let err: Mutex<Option<SurfaceError>> = Mutex::new(None);
@@ -466,7 +506,10 @@ fn analyze_all(
                 .find(|(name, _)| name == crate::workspace::BUILD_SCRIPT_DEP)
                 .map(|(_, d)| graph.units[*d].root.as_str());
             let ctx = UnitCtx { sources, disk_trees, base_cfg: &base_cfg, rules, cache: &cache, target: &config.target, marker: &markers[i], build_root };
-            let mut analysis = match analyze_unit(unit, &deps, &ctx) {
+            progress.start(crate::progress::Stage::Analyse, || format!("{} {}", unit.package.name, unit.package.version));
+            let analysed = analyze_unit(unit, &deps, &ctx);
+            progress.done(crate::progress::Stage::Analyse);
+            let mut analysis = match analysed {
                 Ok(a) => a,
                 Err(e) => {
                     *err.lock().unwrap() = Some(e);
@@ -486,6 +529,7 @@ fn analyze_all(
                             column: 1,
                             path: format!("build-dependency {}: builds native code", dep.package.name),
                             chain: Vec::new(),
+                            expanded_from: None,
                         });
                     }
                 }
@@ -535,24 +579,6 @@ fn marker_of(unit: &Unit) -> String {
     format!("__velaris_crate_{hex}")
 }
 
-/// The cfg names a build script sets (`cargo:rustc-cfg=NAME`, `cargo::rustc-cfg=NAME`) or
-/// declares (`rustc-check-cfg=cfg(NAME)`), read from its source text.
-fn build_script_cfgs(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for marker in ["rustc-cfg=", "rustc-check-cfg=cfg("] {
-        for (i, _) in text.match_indices(marker) {
-            let rest = &text[i + marker.len()..];
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-            if !name.is_empty() {
-                out.push(name);
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// What every unit's analysis shares.
 struct UnitCtx<'a> {
     sources: &'a Sources,
@@ -572,9 +598,20 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
     }
     // Only registry packages are cached: their checksum names their source for good.
     let digests: Vec<(String, String)> = deps.iter().map(|(n, d)| (n.clone(), d.digest.to_string())).collect();
+    // The cfgs the unit is compiled under. Names the compiler does not set are unknown in a
+    // package with a build script (it may set any, however it prints it), false elsewhere;
+    // the workspace's `--cfg` flags are true, except on the host side, which they may not
+    // reach.
+    let mut cfg = base_cfg.with_features(&unit.features);
+    if unit.scope == Scope::Build {
+        cfg = cfg.for_host_unit();
+    }
+    let others = if ctx.build_root.is_some() && unit.kind != UnitKind::BuildScript { Others::Unknown } else { Others::False };
+    let cfg = cfg.with_others(others);
     // The store key of a package read from the store; a package on disk is never cached.
     let store_key = SourceStore::key(&unit.package).filter(|k| unit.package_dir.is_none() && sources.crates.contains_key(k));
-    let cache_key = store_key.as_deref().map(|c| cache.key(c, unit, target, &digests));
+    let keyed_target = format!("{target}\n{}", cfg.fingerprint());
+    let cache_key = store_key.as_deref().map(|c| cache.key(c, unit, &keyed_target, &digests));
     if let Some(hit) = cache_key.as_deref().and_then(|k| cache.get(k)) {
         return Ok(hit);
     }
@@ -597,11 +634,6 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
         };
         return Ok(CrateAnalysis { findings: vec![unanalyzed(&unit.root, unit.scope, why)], ..CrateAnalysis::default() });
     };
-    let mut unknown: Vec<String> = unit.check_cfgs.clone();
-    if let Some(text) = ctx.build_root.and_then(|b| tree.get(b)).and_then(|b| std::str::from_utf8(b).ok()) {
-        unknown.extend(build_script_cfgs(text));
-    }
-    let cfg = base_cfg.with_features(&unit.features).with_unknown(unknown.iter().map(String::as_str));
     let dep_map: BTreeMap<String, std::sync::Arc<Exports>> = deps.iter().map(|(n, d)| (n.clone(), d.analysis.exports.clone())).collect();
     let input = CrateInput {
         crate_name: &unit.crate_name,
@@ -614,6 +646,9 @@ fn analyze_unit(unit: &Unit, deps: &[(String, Done)], ctx: &UnitCtx) -> Result<C
         edition: Edition::from_manifest(Some(&unit.edition)),
         marker: ctx.marker,
         version: &unit.package.version,
+        // The workspace's own code (and path packages): the program step resolves its calls
+        // through traits into findings.
+        open_sites: unit.package_dir.is_some(),
     };
     // An analyzer bug on one crate must not pass for "no capability" nor stop the run: the
     // crate is reported unanalyzed, which the ratchet counts like any capability.
@@ -698,20 +733,37 @@ pub fn run(config: &Config) -> Result<Analysis, SurfaceError> {
 pub fn graph_with(config: &Config, store: &SourceStore) -> Result<(Graph, Vec<PackageId>), SurfaceError> {
     let ws = Workspace::load(&config.root)?;
     let cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
-    let (graph, _) = resolve_and_fetch(config, &ws, &cfg, store)?;
+    let (graph, _) = resolve_and_fetch(config, &ws, &cfg, store, false)?;
     Ok((graph, ws.members().map(|m| m.id.clone()).collect()))
 }
 
 /// Run the whole analysis with sources from (and added to) `store`, and keep the graph and
 /// every unit's findings.
 pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, SurfaceError> {
+    run_resolved(config, store, false)
+}
+
+/// [`run_with`] on a workspace whose lockfile leads
+/// ([`crate::workspace::ResolveOptions::lockfile_led`]): what the lockfile does not lock is not
+/// built, instead of an error. For the probe workspace `deps-diff --old/--new` writes around
+/// two lockfiles, never for a workspace on disk.
+pub fn run_lockfile_led(config: &Config, store: &SourceStore) -> Result<Detailed, SurfaceError> {
+    run_resolved(config, store, true)
+}
+
+fn run_resolved(config: &Config, store: &SourceStore, lockfile_led: bool) -> Result<Detailed, SurfaceError> {
     let ws = Workspace::load(&config.root)?;
     let overlay_path = config.root.join(OVERLAY_FILE);
     let mut fingerprint = Sha256::new();
     fingerprint.update(super::rules::BUILTIN_RULES_TOML.as_bytes());
     let owned_rules;
-    let rules: &Rules = if overlay_path.exists() {
-        let text = crate::fsio::read_text(&overlay_path, crate::fsio::TEXT_CAP, "a rules overlay")?;
+    // A confined (untrusted) workspace's own overlay is never read: the confinement's is used.
+    let overlay = match &config.fetch.confinement {
+        Some(c) => c.rules_overlay.clone(),
+        None if overlay_path.exists() => Some(crate::fsio::read_text(&overlay_path, crate::fsio::TEXT_CAP, "a rules overlay")?),
+        None => None,
+    };
+    let rules: &Rules = if let Some(text) = overlay {
         fingerprint.update([0]);
         fingerprint.update(text.as_bytes());
         owned_rules = Rules::with_overlay(&text, OVERLAY_FILE).map_err(|e| SurfaceError::Config(e.to_string()))?;
@@ -720,12 +772,19 @@ pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, Surfac
         Rules::builtin()
     };
     let cfg = CfgEnv::for_target(&config.target, &BTreeSet::new()).map_err(SurfaceError::Config)?;
-    let (graph, sources) = resolve_and_fetch(config, &ws, &cfg, store)?;
+    let (graph, sources) = resolve_and_fetch(config, &ws, &cfg, store, lockfile_led)?;
     let disk_trees = Mutex::new(BTreeMap::new());
     let rules_fingerprint = format!("{:x}", fingerprint.finalize());
     let analyses = analyze_all(config, &ws, &graph, &sources, rules, &rules_fingerprint, &disk_trees)?;
-    let surface = assemble(&graph, &analyses, &config.target);
     let disk = disk_trees.into_inner().unwrap();
+    let package_files = |u: &Unit| -> Option<Vec<String>> {
+        let names: Vec<String> = match &u.package_dir {
+            Some(dir) => disk.get(dir)?.keys().cloned().collect(),
+            None => sources.crates.get(&SourceStore::key(&u.package)?)?.files.iter().cloned().collect(),
+        };
+        Some(names.into_iter().filter(|f| f.ends_with(".rs")).collect())
+    };
+    let surface = assemble_with(&graph, &analyses, &config.target, &package_files);
     let mut trees: BTreeMap<(String, String), std::sync::Arc<FileTree>> = BTreeMap::new();
     for unit in &graph.units {
         let key = key_of(&unit.package);
@@ -748,17 +807,80 @@ pub fn run_with(config: &Config, store: &SourceStore) -> Result<Detailed, Surfac
 
 /// Per-program surfaces from the per-unit analyses.
 pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surface {
+    assemble_with(graph, analyses, target, &|_| None)
+}
+
+/// The `.rs` files of a package that no unit compiled into the program analysed, with why:
+/// declared under a false cfg (with the predicate), another target of the package (tests,
+/// benches, examples, other binaries), or declared nowhere. At most [`MAX_UNLOADED`], and the
+/// count of all.
+pub(crate) fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>) -> (Vec<Unloaded>, u64) {
+    let mut out = Vec::new();
+    let mut count = 0u64;
+    for f in all {
+        if loaded.contains(f) {
+            continue;
+        }
+        count += 1;
+        if out.len() >= MAX_UNLOADED {
+            continue;
+        }
+        let (reason, detail) = if let Some(d) = skipped.get(f) {
+            (UnloadedReason::CfgFalse, d.clone())
+        } else if let Some((m, d)) = under_skipped(f, skipped) {
+            // In the directory of a module file that is itself not compiled: its children.
+            (UnloadedReason::CfgFalse, format!("under {m}, {d}"))
+        } else if ["tests/", "benches/", "examples/", "src/bin/"].iter().any(|p| f.starts_with(p)) || f == "src/main.rs" {
+            (UnloadedReason::OtherTarget, String::new())
+        } else {
+            (UnloadedReason::NotDeclared, String::new())
+        };
+        out.push(Unloaded { file: f.clone(), reason, detail });
+    }
+    (out, count)
+}
+
+/// The skipped module file whose directory holds `f` (`src/arch/aarch64/mod.rs` for
+/// `src/arch/aarch64/neon/x.rs`; `src/kv.rs` for `src/kv/key.rs`), with its detail.
+fn under_skipped<'a>(f: &str, skipped: &'a BTreeMap<String, String>) -> Option<(&'a str, &'a str)> {
+    let mut dir = f;
+    while let Some(i) = dir.rfind('/') {
+        dir = &dir[..i];
+        for cand in [format!("{dir}/mod.rs"), format!("{dir}.rs")] {
+            if cand != f
+                && let Some((k, d)) = skipped.get_key_value(&cand)
+            {
+                return Some((k.as_str(), d.as_str()));
+            }
+        }
+    }
+    None
+}
+
+/// [`assemble`], with the `.rs` files of each unit's package (for each crate's `unloaded`
+/// list; `None`: not listed).
+pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, package_files: &dyn Fn(&Unit) -> Option<Vec<String>>) -> Surface {
     let mut programs = Vec::new();
+    // What each set of units of a crate shows, shared between programs.
+    #[allow(clippy::type_complexity)]
+    let mut shared: HashMap<Vec<usize>, (BTreeSet<Capability>, Arc<Vec<Finding>>, Arc<Vec<String>>, Arc<Vec<Unloaded>>, u64)> = HashMap::new();
     for prog in &graph.programs {
         // Crates by (name, version): findings of all their units (lib, build script).
-        let mut crates: BTreeMap<(String, String), CrateSurface> = BTreeMap::new();
+        let mut crates: BTreeMap<(String, String), (Vec<String>, Vec<usize>)> = BTreeMap::new();
         // What the program's own code reaches of its dependencies, by (crate, version).
         let mut reached: BTreeMap<(String, String), BTreeSet<Capability>> = BTreeMap::new();
         let mut calls = CallStats::default();
         let mut lib_names: BTreeMap<(String, String), String> = BTreeMap::new();
+        // Per crate: the files its units skipped (under a false cfg), and its package's files.
+        let mut skipped: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
+        let mut pkg_files: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        // What the program itself can do.
+        let mut capabilities: BTreeSet<Capability> = BTreeSet::new();
+        let mut units_in: Vec<usize> = Vec::new();
         for (unit_idx, path) in graph.reachable(prog) {
             let unit = &graph.units[unit_idx];
             let a = &analyses[unit_idx];
+            units_in.push(unit_idx);
             if matches!(unit.kind, UnitKind::Lib | UnitKind::ProcMacro) {
                 lib_names.insert(key_of(&unit.package), unit.crate_name.clone());
             }
@@ -784,38 +906,122 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
                 }
                 v
             };
-            let entry = crates.entry(key).or_insert_with(|| CrateSurface {
-                name: unit.package.name.clone(),
-                version: unit.package.version.clone(),
-                capabilities: BTreeSet::new(),
-                findings: Vec::new(),
-                via: via.clone(),
-                files: Vec::new(),
-            });
-            if via.len() < entry.via.len() {
-                entry.via = via;
+            let entry = crates.entry(key).or_insert_with(|| (via.clone(), Vec::new()));
+            if via.len() < entry.0.len() {
+                entry.0 = via;
             }
-            entry.findings.extend(a.findings.iter().cloned());
-            entry.files.extend(a.files.iter().cloned());
+            entry.1.push(unit_idx);
+            // A proc macro's own code (not its build script's) runs in the builds that use it:
+            // for a proc-macro program, that is what it does.
+            let own_build = prog.kind == ProgramKind::ProcMacro && unit.kind != UnitKind::BuildScript && unit.scope == Scope::Build;
+            capabilities.extend(a.findings.iter().filter(|f| f.counts_for_program() || own_build).map(|f| f.capability));
+            let key = key_of(&unit.package);
+            let sk = skipped.entry(key.clone()).or_default();
+            for s in &a.skipped {
+                sk.entry(s.file.clone()).or_insert_with(|| s.detail.clone());
+            }
+            if !pkg_files.contains_key(&key)
+                && let Some(files) = package_files(unit)
+            {
+                pkg_files.insert(key, files);
+            }
         }
+        // Calls through traits, resolved over the program's graph: findings at the places in
+        // the workspace's own code whose calls go on through a trait, and what the program's
+        // entry points reach.
+        let refs: Vec<super::callgraph::UnitRef> = units_in
+            .iter()
+            .map(|&u| super::callgraph::UnitRef { analysis: &analyses[u], krate: &graph.units[u].crate_name, version: &graph.units[u].package.version })
+            .collect();
+        let dispatch = super::callgraph::Dispatch::new(&refs);
+        let mut dispatched: BTreeMap<(String, String), Vec<Finding>> = BTreeMap::new();
+        let mut unresolved = calls.total.saturating_sub(calls.resolved);
+        for &u in &units_in {
+            let unit = &graph.units[u];
+            if unit.package_dir.is_none() || analyses[u].open_sites.is_empty() {
+                continue;
+            }
+            let (found, bounded) = dispatch.findings(&analyses[u].open_sites);
+            if unit.package == prog.package {
+                unresolved += bounded;
+            }
+            for f in &found {
+                if unit.package == prog.package && f.scope == Scope::Runtime {
+                    for h in &f.chain {
+                        reached.entry((h.krate.clone(), h.version.clone())).or_default().insert(f.capability);
+                    }
+                }
+                if f.counts_for_program() {
+                    capabilities.insert(f.capability);
+                }
+            }
+            dispatched.entry(key_of(&unit.package)).or_default().extend(found);
+        }
+        let reachable = {
+            let mut sums: Vec<&super::analyze::summary::Summary> = Vec::new();
+            if let Some(e) = &analyses[prog.unit].entry {
+                sums.push(e);
+            }
+            let mut pre_main = false;
+            for &u in &units_in {
+                if let Some(r) = &analyses[u].roots {
+                    sums.push(r);
+                    pre_main = true;
+                }
+            }
+            let (mut reached_caps, bounded, through) = dispatch.reachable(&sums);
+            reached_caps.retain(|c| CARRIED.contains(c));
+            if pre_main || capabilities.contains(&Capability::PreMain) {
+                reached_caps.insert(Capability::PreMain);
+            }
+            for c in [Capability::BuildScript, Capability::BuildProcMacro, Capability::BuildNative] {
+                if capabilities.contains(&c) {
+                    reached_caps.insert(c);
+                }
+            }
+            super::model::Reachable { capabilities: reached_caps, unresolved: unresolved + bounded, through_traits: through }
+        };
         // Every crate compiled into the program, clean ones too: "analysed and clean" is not
-        // "not in the graph".
+        // "not in the graph". What a set of units shows is computed once for every program
+        // that compiles it.
         let mut list: Vec<CrateSurface> = crates
-            .into_values()
-            .map(|mut c| {
-                c.findings.sort();
-                c.findings.dedup();
-                c.files.sort();
-                c.files.dedup();
-                c.capabilities = c.findings.iter().map(|f| f.capability).collect();
-                c
+            .into_iter()
+            .map(|((name, version), (via, mut units))| {
+                units.sort_unstable();
+                let d = shared
+                    .entry(units.clone())
+                    .or_insert_with(|| {
+                        let mut findings: Vec<Finding> = units.iter().flat_map(|&u| analyses[u].findings.iter().cloned()).collect();
+                        findings.sort();
+                        findings.dedup();
+                        let mut files: Vec<String> = units.iter().flat_map(|&u| analyses[u].files.iter().cloned()).collect();
+                        files.sort();
+                        files.dedup();
+                        let key = (name.clone(), version.clone());
+                        let (list, count) = match pkg_files.get(&key) {
+                            Some(all) => {
+                                let loaded: BTreeSet<String> = files.iter().cloned().collect();
+                                unloaded(all, &loaded, skipped.get(&key).unwrap_or(&BTreeMap::new()))
+                            }
+                            None => (Vec::new(), 0),
+                        };
+                        let capabilities = findings.iter().map(|f| f.capability).collect();
+                        (capabilities, Arc::new(findings), Arc::new(files), Arc::new(list), count)
+                    })
+                    .clone();
+                let (mut capabilities, mut findings) = (d.0, d.1);
+                // This program's calls through traits in the workspace's code: its own.
+                if let Some(extra) = dispatched.get(&(name.clone(), version.clone())).filter(|e| !e.is_empty()) {
+                    let mut all: Vec<Finding> = findings.iter().cloned().chain(extra.iter().cloned()).collect();
+                    all.sort();
+                    all.dedup();
+                    capabilities = all.iter().map(|f| f.capability).collect();
+                    findings = Arc::new(all);
+                }
+                CrateSurface { name, version, capabilities, findings, via, files: d.2, unloaded: d.3, unloaded_count: d.4 }
             })
             .collect();
         list.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
-        let capabilities = list
-            .iter()
-            .flat_map(|c| c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability))
-            .collect();
         let reached_from_program = list
             .iter()
             .filter(|c| (c.name.as_str(), c.version.as_str()) != (prog.package.name.as_str(), prog.package.version.as_str()))
@@ -843,7 +1049,9 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
             })
             .collect();
         programs.push(ProgramSurface {
+            reachable: Some(reachable),
             name: prog.name.clone(),
+            kind: prog.kind,
             package: prog.package.name.clone(),
             capabilities,
             crates: list,

@@ -16,6 +16,9 @@
 
 pub mod analyze;
 mod cache;
+pub mod callgraph;
+#[cfg(test)]
+mod coverage_props;
 pub mod cfg;
 pub mod engine;
 pub mod guard;
@@ -23,4 +26,4 @@ pub mod model;
 pub mod render;
 pub mod rules;
 
-pub use model::{CallStats, Capability, CrateSurface, Finding, Hop, ProgramSurface, Reached, Scope, Surface};
+pub use model::{CallStats, Capability, CrateSurface, Finding, Hop, ProgramKind, ProgramSurface, Reached, Scope, Surface, Unloaded, UnloadedReason};

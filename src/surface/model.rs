@@ -2,6 +2,7 @@
 //! renderers and the baseline.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::fmt;
 use std::str::FromStr;
 
@@ -21,6 +22,7 @@ pub enum Capability {
     Unsafe,
     Asm,
     DynamicLoad,
+    PreMain,
     BuildScript,
     BuildProcMacro,
     BuildNative,
@@ -40,6 +42,7 @@ impl Capability {
         Capability::Unsafe,
         Capability::Asm,
         Capability::DynamicLoad,
+        Capability::PreMain,
         Capability::BuildScript,
         Capability::BuildProcMacro,
         Capability::BuildNative,
@@ -60,6 +63,7 @@ impl Capability {
             Capability::Unsafe => "unsafe",
             Capability::Asm => "asm",
             Capability::DynamicLoad => "dynamic-load",
+            Capability::PreMain => "pre-main",
             Capability::BuildScript => "build.script",
             Capability::BuildProcMacro => "build.proc-macro",
             Capability::BuildNative => "build.native",
@@ -132,6 +136,29 @@ pub struct Finding {
     /// (`tokio 1.54.1 src/fs/write.rs:30 std::fs::write`). Empty for a direct use.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chain: Vec<Hop>,
+    /// For a finding in code a `macro_rules!` expansion produced: the macro and where it is
+    /// defined (the tokens came from there; `file:line` above is the invocation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expanded_from: Option<Expansion>,
+}
+
+/// The macro whose expansion a finding's code came from, and where it is defined.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Expansion {
+    #[serde(rename = "macro")]
+    pub name: String,
+    #[serde(rename = "crate")]
+    pub krate: String,
+    pub version: String,
+    pub file: String,
+    pub line: u32,
+}
+
+impl Expansion {
+    /// `name! (crate version file:line)`.
+    pub fn display(&self) -> String {
+        format!("{}! ({} {} {}:{})", self.name, self.krate, self.version, self.file, self.line)
+    }
 }
 
 /// One step of a [`Finding::chain`]: in `krate` `version`, at `file:line`, `path` is used.
@@ -161,6 +188,11 @@ impl Finding {
             s.push_str(" -> ");
             s.push_str(&h.display());
         }
+        if let Some(e) = &self.expanded_from {
+            s.push_str(" [in the expansion of ");
+            s.push_str(&e.display());
+            s.push(']');
+        }
         s
     }
 
@@ -174,26 +206,116 @@ impl Finding {
     }
 }
 
-/// One crate's contribution to a program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One crate's contribution to a program. The findings, files and coverage list are shared
+/// (`Arc`) between the programs that compile the same units of the crate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrateSurface {
     pub name: String,
     pub version: String,
     pub capabilities: BTreeSet<Capability>,
-    pub findings: Vec<Finding>,
+    pub findings: Arc<Vec<Finding>>,
     /// Package names from the program's package to this crate, both included.
     pub via: Vec<String>,
     /// The source files analysed, package-relative and sorted: what the compiler compiles of
     /// the crate for this target and features (every unit of it: library, binaries, build
     /// script).
     #[serde(default)]
-    pub files: Vec<String>,
+    pub files: Arc<Vec<String>>,
+    /// The package's `.rs` files that were not analysed, each with why (at most
+    /// [`MAX_UNLOADED`] of them, sorted): the check that nothing compiled was dropped.
+    #[serde(default, skip_serializing_if = "is_empty_arc")]
+    pub unloaded: Arc<Vec<Unloaded>>,
+    /// How many `.rs` files were not analysed in all (`unloaded` may hold fewer).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unloaded_count: u64,
 }
 
-/// One program (binary target) and everything compiled into it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+fn is_empty_arc<T>(v: &Arc<Vec<T>>) -> bool {
+    v.is_empty()
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The most files a crate's `unloaded` list holds.
+pub const MAX_UNLOADED: usize = 1000;
+
+/// A source file of a package that is not compiled into the program, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Unloaded {
+    pub file: String,
+    pub reason: UnloadedReason,
+    /// For `cfg-false`: the predicate and the declaration's place (`#[cfg(windows)] at
+    /// src/lib.rs:12`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// Why a package's `.rs` file was not analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnloadedReason {
+    /// A module declaration names it under a cfg that is false for the target and features.
+    CfgFalse,
+    /// Under `tests/`, `benches/` or `examples/`, or another binary of the package: a target
+    /// that is not compiled into this program.
+    OtherTarget,
+    /// No module of any compiled target declares it (and no `include!` reads it).
+    NotDeclared,
+}
+
+impl UnloadedReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnloadedReason::CfgFalse => "cfg-false",
+            UnloadedReason::OtherTarget => "other-target",
+            UnloadedReason::NotDeclared => "not-declared",
+        }
+    }
+}
+
+/// What kind of artifact a program is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProgramKind {
+    /// A binary target.
+    #[default]
+    Bin,
+    /// A `cdylib` library: a plugin, a Python or Node extension, a shared object for C.
+    Cdylib,
+    /// A `staticlib` library, linked into a C program.
+    Staticlib,
+    /// A Rust `dylib`.
+    Dylib,
+    /// The library of a member with no other artifact: whatever its public items reach.
+    Lib,
+    /// A proc-macro member: runs in the builds of the crates that use it.
+    ProcMacro,
+}
+
+impl ProgramKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProgramKind::Bin => "bin",
+            ProgramKind::Cdylib => "cdylib",
+            ProgramKind::Staticlib => "staticlib",
+            ProgramKind::Dylib => "dylib",
+            ProgramKind::Lib => "lib",
+            ProgramKind::ProcMacro => "proc-macro",
+        }
+    }
+}
+
+/// One program (a binary, a shared or static library, a library-only member) and everything
+/// compiled into it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProgramSurface {
+    /// A binary's name; for another artifact `KIND:NAME` with the library's name
+    /// (`cdylib:plugin`, `lib:core_utils`), so it never collides with a binary's.
     pub name: String,
+    #[serde(default)]
+    pub kind: ProgramKind,
     pub package: String,
     /// What the program can do at run time, plus the `build.*` kinds when its build runs code
     /// (see [`Finding::counts_for_program`]); build-time findings stay with their crates.
@@ -209,6 +331,26 @@ pub struct ProgramSurface {
     /// The calls in the program's own code (its bin and lib), and how many name a known callee.
     #[serde(default)]
     pub calls: CallStats,
+    /// Informational, not gated: what the program's entry points reach through resolved
+    /// calls, calls through traits included (see [`Reachable`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reachable: Option<Reachable>,
+}
+
+/// A program's reachable grant: what its entry points (a binary's `main`, a library's public
+/// items) and the code that runs without a call reach through resolved calls, calls through
+/// traits resolved to the program's implementations; beside the union the gate uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reachable {
+    /// The kinds calls carry (file system, network, processes, environment, `ffi`,
+    /// `dynamic-load`) that are reached, plus `pre-main` and the `build.*` kinds of the union
+    /// (code that runs without a call).
+    pub capabilities: BTreeSet<Capability>,
+    /// Calls that could not be resolved: the program's own calls whose callee is not known,
+    /// and calls through traits where a bound was hit.
+    pub unresolved: u64,
+    /// Calls through traits resolved on the way.
+    pub through_traits: u64,
 }
 
 /// One dependency's capabilities, and those of them the program's own code reaches.
@@ -251,7 +393,7 @@ mod tests {
             assert_eq!(c.as_str().parse::<Capability>().unwrap(), *c);
             assert!(seen.insert(c.as_str()));
         }
-        assert_eq!(seen.len(), 15);
+        assert_eq!(seen.len(), 16);
         assert!("fs.exec".parse::<Capability>().is_err());
     }
 }

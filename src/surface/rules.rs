@@ -92,9 +92,27 @@ struct Table {
     syscalls: HashMap<String, Rule>,
     /// `[[returns]]`: function path → the type it returns, for method lookups on the result.
     returns: HashMap<String, String>,
+    /// `[[builder]]`: constructor path → the builder whose capability depends on its flags.
+    builders: HashMap<String, std::sync::Arc<Builder>>,
     symbol_crates: BTreeSet<String>,
     /// Every rule in file order, for listing.
     order: Vec<Rule>,
+}
+
+/// A builder whose capability depends on flags set by method calls (`OpenOptions`): where
+/// the analysis cannot see every call made on a value from one of its constructors, the value
+/// may have any flags, and `unseen` is added at the constructor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Builder {
+    /// The builder type (`std::fs::OpenOptions`).
+    pub ty: String,
+    /// Methods that configure it (their own method rules apply).
+    pub methods: BTreeSet<String>,
+    /// Methods that use it (`open`): a chain from a constructor through `methods` ending in
+    /// one of these is seen whole.
+    pub terminal: BTreeSet<String>,
+    /// The capabilities a builder with unseen flags may have.
+    pub unseen: Vec<Capability>,
 }
 
 #[derive(Debug)]
@@ -223,6 +241,20 @@ impl Rules {
             return Some(r);
         }
         self.builtin.syscalls.get(name).or_else(|| self.lookup_symbol(name))
+    }
+
+    /// The builder a constructor path makes (`[[builder]]`); `path` is resolved.
+    pub fn builder(&self, path: &str) -> Option<std::sync::Arc<Builder>> {
+        if self.builtin.builders.is_empty() && self.overlay.as_ref().is_none_or(|o| o.builders.is_empty()) {
+            return None;
+        }
+        let canon = canonical_segments(&path.split("::").collect::<Vec<_>>()).join("::");
+        if let Some(o) = &self.overlay
+            && let Some(b) = o.builders.get(&canon)
+        {
+            return Some(b.clone());
+        }
+        self.builtin.builders.get(&canon).cloned()
     }
 
     /// The type a function returns when the rules say (`[[returns]]`); `path` is resolved.
@@ -393,7 +425,7 @@ fn type_name(v: &DeValue<'_>) -> &'static str {
     v.type_str()
 }
 
-const TOP_KEYS: &[&str] = &["version", "symbol_crates", "path", "method", "symbol", "syscall", "returns"];
+const TOP_KEYS: &[&str] = &["version", "symbol_crates", "path", "method", "symbol", "syscall", "returns", "builder"];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum EntryKind {
@@ -518,6 +550,9 @@ fn parse_table(src: &str, origin: &str, overlay: bool) -> Result<Table, RulesErr
 
     if let Some(v) = doc.get("returns") {
         parse_returns(&mut cx, &mut table, v);
+    }
+    if let Some(v) = doc.get("builder") {
+        parse_builders(&mut cx, &mut table, v);
     }
 
     for kind in [EntryKind::Path, EntryKind::Method, EntryKind::Symbol, EntryKind::Syscall] {
@@ -663,11 +698,12 @@ fn parse_entry(
         Some(v) => match v.get_ref() {
             DeValue::Boolean(b) => {
                 // The built-in table lists harmless system calls (a number is not a name:
-                // it must say which do nothing the capabilities cover).
-                if *b && !cx.overlay && kind != EntryKind::Syscall {
+                // it must say which do nothing the capabilities cover), and exceptions to a
+                // broader rule (`std::fs::File::from` under `std::fs::File`), each with why.
+                if *b && !cx.overlay && kind != EntryKind::Syscall && !entry.contains_key("note") {
                     cx.err(
                         v.span(),
-                        "`safe = true` is for overlays and [[syscall]] entries, not the built-in table",
+                        "`safe = true` in the built-in table needs a `note` saying why (an exception to a broader rule)",
                     );
                 }
                 *b
@@ -879,6 +915,78 @@ fn parse_returns(cx: &mut Ctx<'_>, table: &mut Table, v: &toml::Spanned<DeValue<
     }
 }
 
+/// `[[builder]]`: `type`, `constructors`, `methods`, `terminal`, and `capability` or
+/// `capabilities` (what a value whose flags are not all seen may do).
+fn parse_builders(cx: &mut Ctx<'_>, table: &mut Table, v: &toml::Spanned<DeValue<'_>>) {
+    const KEYS: &[&str] = &["type", "constructors", "methods", "terminal", "capability", "capabilities", "note"];
+    let DeValue::Array(items) = v.get_ref() else {
+        cx.err(v.span(), "`builder` must be an array of tables ([[builder]])");
+        return;
+    };
+    for item in items.iter() {
+        let DeValue::Table(entry) = item.get_ref() else {
+            cx.err(item.span(), "[[builder]] entries must be tables");
+            continue;
+        };
+        let span = item.span();
+        for (k, _) in entry.iter() {
+            if !KEYS.contains(&k.get_ref().as_ref()) {
+                cx.err(k.span(), format!("unknown key `{}` in [[builder]] (expected one of: {})", k.get_ref(), KEYS.join(", ")));
+            }
+        }
+        let ty = match entry.get("type").and_then(|t| one_string(cx, t, "type")) {
+            Some((t, sp)) => match parse_path(&t) {
+                Ok(c) => Some(c),
+                Err(m) => {
+                    cx.err(sp, m);
+                    None
+                }
+            },
+            None => {
+                cx.err(span.clone(), "[[builder]] needs `type = \"..\"`");
+                None
+            }
+        };
+        let list = |cx: &mut Ctx<'_>, key: &str| -> Vec<(String, Range<usize>)> {
+            match entry.get(key) {
+                Some(v) => string_list(cx, v, key),
+                None => {
+                    cx.err(span.clone(), format!("[[builder]] needs `{key} = [..]`"));
+                    Vec::new()
+                }
+            }
+        };
+        let ctors = list(cx, "constructors");
+        let methods: BTreeSet<String> = list(cx, "methods").into_iter().map(|(m, _)| m).collect();
+        let terminal: BTreeSet<String> = list(cx, "terminal").into_iter().map(|(m, _)| m).collect();
+        let caps: Vec<(String, Range<usize>)> = match (entry.get("capability"), entry.get("capabilities")) {
+            (Some(a), None) => one_string(cx, a, "capability").into_iter().collect(),
+            (None, Some(m)) => string_list(cx, m, "capabilities"),
+            _ => {
+                cx.err(span.clone(), "[[builder]] needs one of `capability` or `capabilities`");
+                Vec::new()
+            }
+        };
+        let mut unseen = Vec::new();
+        for (c, sp) in caps {
+            match c.parse::<Capability>() {
+                Ok(c) => unseen.push(c),
+                Err(_) => cx.err(sp, format!("unknown capability `{c}` (valid: {})", valid_names())),
+            }
+        }
+        let Some(ty) = ty else { continue };
+        let b = std::sync::Arc::new(Builder { ty, methods, terminal, unseen });
+        for (c, sp) in ctors {
+            match parse_path(&c) {
+                Ok(canon) => {
+                    table.builders.insert(canon, b.clone());
+                }
+                Err(m) => cx.err(sp, m),
+            }
+        }
+    }
+}
+
 fn is_ident(s: &str) -> bool {
     let s = s.strip_prefix("r#").unwrap_or(s);
     let mut chars = s.chars();
@@ -927,11 +1035,11 @@ mod tests {
         let rules = Rules::builtin();
         let mut seen = BTreeSet::new();
         for r in rules.rules() {
-            if r.kind == RuleKind::Syscall && r.safe {
-                // Harmless system calls are listed as such.
+            if r.safe {
+                // Harmless system calls, and exceptions to a broader rule, each with its note.
+                assert!(r.kind == RuleKind::Syscall || r.note.is_some(), "built-in rule {} is safe without a note", r.key);
                 continue;
             }
-            assert!(!r.safe, "built-in rule {} is marked safe", r.key);
             assert!(!r.capabilities.is_empty(), "{}", r.key);
             for c in &r.capabilities {
                 // Round-trips through its name: a real Capability.
@@ -1311,7 +1419,7 @@ colour = \"red\"
         let lines: Vec<&str> = err.lines().collect();
         let expect = [
             "velaris.toml:2:1: unknown key `bogus`",
-            "velaris.toml:6:14: unknown capability `fs.exec` (valid: fs.read, fs.write, net.connect, net.listen, process.spawn, env.read, env.write, ffi, unsafe, asm, dynamic-load, build.script, build.proc-macro, build.native, unanalyzed)",
+            "velaris.toml:6:14: unknown capability `fs.exec` (valid: fs.read, fs.write, net.connect, net.listen, process.spawn, env.read, env.write, ffi, unsafe, asm, dynamic-load, pre-main, build.script, build.proc-macro, build.native, unanalyzed)",
             "velaris.toml:13:8: `not a path` is not a path",
             "needs `capability = \"..\"`, `capabilities = [..]` or `safe = true`",
             "velaris.toml:22:14: a `safe = true` entry cannot also name a capability",
@@ -1374,7 +1482,9 @@ colour = \"red\"
         )
         .unwrap_err()
         .0;
-        assert!(err.contains("for overlays"), "{err}");
+        assert!(err.contains("needs a `note`"), "{err}");
+        // With its reason, an exception to a broader rule is allowed.
+        assert!(parse_table("version = 1\n[[path]]\npath = \"a\"\nsafe = true\nnote = \"why\"", "b.toml", false).is_ok());
         let err = parse_table("", "b.toml", false).unwrap_err().0;
         assert!(err.contains("missing `version = 1`"), "{err}");
     }

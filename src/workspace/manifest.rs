@@ -38,6 +38,8 @@ pub struct LibTarget {
     /// Root file relative to the package directory, `/`-separated.
     pub path: String,
     pub proc_macro: bool,
+    /// `crate-type` as declared (`["cdylib", "rlib"]`); empty: the default (`lib`).
+    pub crate_types: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -354,12 +356,21 @@ pub(crate) fn parse_manifest(
                 .map_or(default_lib_name.clone(), |n| n.replace('-', "_")),
             path: get_str(t, "path", "lib")?.map_or("src/lib.rs".to_string(), rel_path),
             proc_macro: get_bool(t, &["proc-macro", "proc_macro"], "lib")?.unwrap_or(false),
+            crate_types: match t.get("crate-type").or_else(|| t.get("crate_type")) {
+                None => Vec::new(),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_string).ok_or_else(|| "`lib.crate-type` must be an array of strings".to_string()))
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err("`lib.crate-type` must be an array of strings".into()),
+            },
         }),
         // A dependency not on disk is assumed to have its lib where cargo would look.
         None if autolib && files.exists("src/lib.rs").unwrap_or(true) => Some(LibTarget {
             name: default_lib_name,
             path: "src/lib.rs".into(),
             proc_macro: false,
+            crate_types: Vec::new(),
         }),
         None => None,
     };

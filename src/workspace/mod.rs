@@ -26,9 +26,9 @@ pub use error::WorkspaceError;
 pub use manifest::{BinTarget, DepDecl, DepKind, FeatureValue, LibTarget, Manifest};
 pub use resolve::{HasFile, ResolveOptions};
 
-use crate::surface::model::Scope;
+use crate::surface::model::{ProgramKind, Scope};
 use error::parse_toml;
-use lock::LockGraph;
+pub(crate) use lock::{LockGraph, load_lock};
 use manifest::{Files, Inherit, normalize, parse_manifest};
 
 /// One locked package.
@@ -92,10 +92,13 @@ pub struct Unit {
     pub error: Option<String>,
 }
 
-/// One binary of a workspace member.
+/// One artifact of a workspace member: a binary, a `cdylib`/`staticlib`/`dylib` library, or
+/// the library of a member that has no other artifact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Program {
+    /// A binary's name, else `KIND:LIBNAME` (`cdylib:plugin`).
     pub name: String,
+    pub kind: ProgramKind,
     pub package: PackageId,
     pub unit: usize,
 }
@@ -694,6 +697,7 @@ mod tests {
         };
         let p = Program {
             name: "a".into(),
+            kind: ProgramKind::Bin,
             package: g.units[0].package.clone(),
             unit: 0,
         };

@@ -26,7 +26,7 @@ use std::rc::Rc;
 use super::error::{WorkspaceError, parse_toml};
 use super::manifest::{DepDecl, DepKind, FeatureValue, Files, LibTarget, Manifest, parse_manifest};
 use super::{BUILD_SCRIPT_DEP, Graph, NotBuilt, NotBuiltReason, PackageId, Program, SkippedBin, Unit, UnitKind, Workspace};
-use crate::surface::model::Scope;
+use crate::surface::model::{ProgramKind, Scope};
 
 /// Everything [`Workspace::resolve_with`] needs from its caller.
 pub struct ResolveOptions<'a> {
@@ -49,6 +49,13 @@ pub struct ResolveOptions<'a> {
     /// leaf, not as "every locked dependency", and listed in [`Graph::pending`]. `None`: no
     /// package is pending.
     pub pending: Option<&'a dyn Fn(&PackageId) -> bool>,
+    /// The lockfile leads: a dependency the lockfile does not lock for a package is not in the
+    /// graph (a warning), instead of a stale-lockfile error. For a lockfile read without the
+    /// manifests that produced it (`deps-diff --old/--new`), where the features each package
+    /// was built with are not known and are taken as a superset: whatever that superset enables
+    /// beyond what the lockfile locks was not built. Never for a workspace on disk, whose
+    /// stale lockfile must stay an error.
+    pub lockfile_led: bool,
 }
 
 /// See [`ResolveOptions::has_file`].
@@ -175,6 +182,7 @@ impl<'w, 'o> Resolver<'w, 'o> {
                         name: id.name.replace('-', "_"),
                         path: "src/lib.rs".into(),
                         proc_macro: false,
+                        crate_types: Vec::new(),
                     }),
                     bins: Vec::new(),
                     build: None,
@@ -276,7 +284,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
                     });
                     continue;
                 }
-                return Err(self.unlocked(pkg, decl));
+                self.skip_unlocked(pkg, decl)?;
+                continue;
             };
             let dep_fk = match fk {
                 Fk::Host => Fk::Host,
@@ -298,6 +307,20 @@ impl<'w, 'o> Resolver<'w, 'o> {
             "{} {} depends on {:?}, which the lockfile does not lock for it",
             id.name, id.version, decl.package
         ))
+    }
+
+    /// A dependency the lockfile does not lock: an error, or, when the lockfile leads, a
+    /// warning and no edge (`Ok(())`: the caller skips it).
+    fn skip_unlocked(&mut self, pkg: usize, decl: &DepDecl) -> Result<(), WorkspaceError> {
+        if !self.opts.lockfile_led {
+            return Err(self.unlocked(pkg, decl));
+        }
+        let id = self.id(pkg);
+        self.warnings.insert(format!(
+            "{} {} depends on {:?}, which the lockfile does not lock for it: not built",
+            id.name, id.version, decl.package
+        ));
+        Ok(())
     }
 
     fn decl(&mut self, pkg: usize, i: usize) -> DepDecl {
@@ -334,7 +357,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
             if decl.optional {
                 continue;
             }
-            let dep = e.dep.expect("non-optional deps are locked");
+            // Non-optional dependencies are locked (or, when the lockfile leads, left out).
+            let Some(dep) = e.dep else { continue };
             let fvs = self.fvs_from_dep(dep, &decl);
             self.activate_pkg(dep, e.fk, &fvs)?;
         }
@@ -406,7 +430,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
                 continue;
             }
             let Some(dep) = e.dep else {
-                return Err(self.unlocked(pkg, &decl));
+                self.skip_unlocked(pkg, &decl)?;
+                continue;
             };
             for f in to_enable.iter().flatten() {
                 self.activate_fv(dep, e.fk, &FeatureValue::parse(f))?;
@@ -448,7 +473,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
                 }
             }
             let Some(dep) = e.dep else {
-                return Err(self.unlocked(pkg, &decl));
+                self.skip_unlocked(pkg, &decl)?;
+                continue;
             };
             self.activate_fv(dep, e.fk, &FeatureValue::parse(feature))?;
         }
@@ -470,7 +496,8 @@ impl<'w, 'o> Resolver<'w, 'o> {
                 continue;
             }
             let Some(dep) = e.dep else {
-                return Err(self.unlocked(pkg, &decl));
+                self.skip_unlocked(pkg, &decl)?;
+                continue;
             };
             out.push((decl, dep, e.fk));
         }
@@ -780,6 +807,7 @@ impl Workspace {
             manifest_of,
             has_file: None,
             pending: None,
+            lockfile_led: false,
         })
     }
 
@@ -838,8 +866,33 @@ impl Workspace {
             } else {
                 Fk::Normal
             };
-            b.lib(m, fk)?;
+            let lib_unit = b.lib(m, fk)?;
+            let lib_target = b.r.data(m).manifest.lib.clone();
             let bins = b.r.data(m).manifest.bins.clone();
+            // The library as an artifact of its own: each shared, static or Rust dynamic
+            // library it is built as; and, for a member that ships nothing else, the library
+            // itself (its public items are what users of it reach).
+            if let (Some(lu), Some(lt)) = (lib_unit, &lib_target) {
+                let package = b.r.id(m).clone();
+                let mut kinds: Vec<ProgramKind> = Vec::new();
+                for t in &lt.crate_types {
+                    let k = match t.as_str() {
+                        "cdylib" => ProgramKind::Cdylib,
+                        "staticlib" => ProgramKind::Staticlib,
+                        "dylib" => ProgramKind::Dylib,
+                        _ => continue,
+                    };
+                    if !kinds.contains(&k) {
+                        kinds.push(k);
+                    }
+                }
+                if kinds.is_empty() && bins.is_empty() {
+                    kinds.push(if lt.proc_macro { ProgramKind::ProcMacro } else { ProgramKind::Lib });
+                }
+                for kind in kinds {
+                    programs.push(Program { name: format!("{}:{}", kind.as_str(), lt.name), kind, package: package.clone(), unit: lu });
+                }
+            }
             for bin in bins {
                 let missing = b.missing_features(m, &bin.required_features)?;
                 let package = b.r.id(m).clone();
@@ -854,6 +907,7 @@ impl Workspace {
                 let unit = b.bin(m, &bin.name, &bin.path)?;
                 programs.push(Program {
                     name: bin.name.clone(),
+                    kind: ProgramKind::Bin,
                     package,
                     unit,
                 });

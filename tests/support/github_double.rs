@@ -3,7 +3,8 @@
 //! client that forgets the REST prefix or posts GraphQL under it fails here.
 //!
 //! Serves issue comments (list with `Link` pagination, create, update by PATCH or POST, delete),
-//! `GET /repos/O/R/pulls/N`, GraphQL `viewer { login }`, and any file registered with
+//! `GET /repos/O/R/pulls/N`, `GET /repos/O/R/pulls?head=OWNER:BRANCH`, commit statuses
+//! (`POST /repos/O/R/statuses/SHA`, recorded), GraphQL `viewer { login }`, and any file registered with
 //! [`GithubDouble::serve_file`] (release assets). It behaves as GitHub does where the action
 //! depends on it: a body over 65,536 characters is refused with 422, comments carry their
 //! author and creation time, a read-only token gets 403 on writes. Faults can be injected per
@@ -52,6 +53,27 @@ impl Request {
     }
 }
 
+/// A pull request as the double serves it.
+#[derive(Clone, Debug)]
+pub struct Pull {
+    pub head_sha: String,
+    /// `OWNER:BRANCH`.
+    pub head_label: String,
+    pub head_repo: String,
+    pub base_sha: String,
+    pub state: String,
+}
+
+/// A commit status set through the API.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    pub sha: String,
+    pub state: String,
+    pub context: String,
+    pub description: String,
+    pub target_url: Option<String>,
+}
+
 #[derive(Clone, Debug)]
 pub struct StoredComment {
     pub id: u64,
@@ -68,7 +90,8 @@ struct State {
     /// The login the token writes as.
     writer: String,
     read_only: bool,
-    pulls: HashMap<u64, String>,
+    pulls: HashMap<u64, Pull>,
+    statuses: Vec<Status>,
     faults: HashMap<(String, String), VecDeque<Fault>>,
     files: HashMap<String, Vec<u8>>,
     requests: Vec<Request>,
@@ -93,6 +116,7 @@ impl GithubDouble {
             writer: BOT.to_string(),
             read_only: false,
             pulls: HashMap::new(),
+            statuses: Vec::new(),
             faults: HashMap::new(),
             files: HashMap::new(),
             requests: Vec::new(),
@@ -164,8 +188,18 @@ impl GithubDouble {
         self.lock().read_only = true;
     }
 
+    /// An open pull request from `mallory:feature` whose head is `sha`.
     pub fn set_pull_head(&self, number: u64, sha: &str) {
-        self.lock().pulls.insert(number, sha.into());
+        self.set_pull(number, Pull { head_sha: sha.into(), head_label: "mallory:feature".into(), head_repo: "mallory/r".into(), base_sha: "0".repeat(40), state: "open".into() });
+    }
+
+    pub fn set_pull(&self, number: u64, pull: Pull) {
+        self.lock().pulls.insert(number, pull);
+    }
+
+    /// Every commit status set, in order.
+    pub fn statuses(&self) -> Vec<Status> {
+        self.lock().statuses.clone()
     }
 
     pub fn serve_file(&self, path: &str, bytes: &[u8]) {
@@ -389,11 +423,64 @@ fn route(st: &mut State, addr: SocketAddr, method: &str, full: &str, body: &str)
             if st.comments.len() < before { (204, Vec::new(), Vec::new()) } else { json_answer(404, json!({"message": "Not Found"})) }
         }
         ("GET", ["pulls", n]) => match st.pulls.get(&n.parse().unwrap_or(0)) {
-            Some(sha) => json_answer(200, json!({"number": n.parse::<u64>().unwrap_or(0), "head": {"sha": sha}})),
+            Some(p) => json_answer(200, pull_json(n.parse().unwrap_or(0), p)),
             None => json_answer(404, json!({"message": "Not Found"})),
         },
+        ("GET", ["pulls"]) => {
+            let q = full.split_once('?').map_or("", |(_, q)| q);
+            let param = |name: &str| q.split('&').find_map(|kv| kv.strip_prefix(&format!("{name}="))).map(percent_decode);
+            let head = param("head");
+            let state = param("state").unwrap_or_else(|| "open".into());
+            let mut list: Vec<(&u64, &Pull)> =
+                st.pulls.iter().filter(|(_, p)| head.as_deref().is_none_or(|h| h == p.head_label) && (state == "all" || p.state == state)).collect();
+            list.sort_by_key(|(n, _)| **n);
+            json_answer(200, Value::Array(list.into_iter().map(|(n, p)| pull_json(*n, p)).collect()))
+        }
+        ("POST", ["statuses", sha]) => {
+            let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+            let state = v["state"].as_str().unwrap_or_default().to_string();
+            if !["pending", "success", "failure", "error"].contains(&state.as_str()) {
+                return json_answer(422, json!({"message": "Validation Failed"}));
+            }
+            let s = Status {
+                sha: sha.to_string(),
+                state,
+                context: v["context"].as_str().unwrap_or("default").to_string(),
+                description: v["description"].as_str().unwrap_or_default().to_string(),
+                target_url: v["target_url"].as_str().map(str::to_string),
+            };
+            st.statuses.push(s.clone());
+            json_answer(201, json!({"state": s.state, "context": s.context, "description": s.description}))
+        }
         _ => json_answer(404, json!({"message": "Not Found"})),
     }
+}
+
+fn pull_json(n: u64, p: &Pull) -> Value {
+    json!({
+        "number": n,
+        "state": p.state,
+        "head": {"sha": p.head_sha, "label": p.head_label, "repo": {"full_name": p.head_repo}},
+        "base": {"sha": p.base_sha, "label": "o:main", "repo": {"full_name": "o/r"}},
+    })
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn reason(status: u16) -> &'static str {

@@ -443,8 +443,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// The built `velaris` run in `dir` with `cargo_home` (see [`cargo_home_replacing_crates_io`])
-/// and `cache` as its cache directory, without colour and without any proxy from the
-/// environment: nothing a test runs can reach past 127.0.0.1.
+/// and `cache` as its cache directory, without colour, without any proxy from the environment
+/// (nothing a test runs can reach past 127.0.0.1) and not as a CI job.
 pub fn velaris_command(dir: &std::path::Path, cargo_home: &std::path::Path, cache: &std::path::Path) -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_velaris"));
     c.current_dir(dir)
@@ -455,7 +455,14 @@ pub fn velaris_command(dir: &std::path::Path, cargo_home: &std::path::Path, cach
         .env_remove("HTTPS_PROXY")
         .env_remove("http_proxy")
         .env_remove("https_proxy")
-        .env_remove("ALL_PROXY");
+        .env_remove("ALL_PROXY")
+        // The rustflags cargo would use decide cfgs: none from the test's environment.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        // Not a CI job unless a test says so: progress stays off on a pipe.
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS");
     c
 }
 

@@ -11,7 +11,7 @@ use super::*;
 fn analyze_under(files: &[(&str, &str)], limits: Limits) -> (Vec<String>, Usage) {
     let tree: FileTree = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
     let deps = BTreeMap::new();
-    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me", version: "1.0.0" };
+    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me", version: "1.0.0", open_sites: false };
     let (out, usage) = analyze_limited(&unit, &TestCfg::linux(&[]), &TestRules::small(), limits);
     (out.findings.iter().map(|f| format!("{} {}:{} {}", f.capability, f.file, f.line, f.path)).collect(), usage)
 }

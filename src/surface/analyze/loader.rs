@@ -32,6 +32,8 @@ pub(crate) const ROOT: ModId = 0;
 pub(crate) struct Sink {
     pub scope: Scope,
     pub findings: Vec<Finding>,
+    /// The macro whose expansion is being visited: every finding added is from it.
+    pub origin: Option<Rc<crate::surface::model::Expansion>>,
 }
 
 impl Sink {
@@ -50,6 +52,7 @@ impl Sink {
             column: lc.column as u32 + 1,
             path: path.into(),
             chain,
+            expanded_from: self.origin.as_deref().cloned(),
         });
     }
     pub fn add_at(&mut self, capability: Capability, file: &str, line: u32, column: u32, path: impl Into<String>) {
@@ -61,6 +64,7 @@ impl Sink {
             column: column.max(1),
             path: path.into(),
             chain: Vec::new(),
+            expanded_from: self.origin.as_deref().cloned(),
         });
     }
 }
@@ -70,6 +74,8 @@ pub(crate) struct Entry {
     pub file: FileId,
     pub item: Item,
     pub macros: Textual,
+    /// The macro whose expansion produced the item, if one did.
+    pub origin: Option<Rc<crate::surface::model::Expansion>>,
 }
 
 /// A module-level invocation whose macro could not be told while loading (it is named by a
@@ -91,15 +97,17 @@ pub(crate) struct Module {
     /// Child modules by name, with whether they are `pub`.
     pub children: Vec<(String, ModId, bool)>,
     /// Where `mod x;` looks for `x.rs` / `x/mod.rs`.
-    child_dir: String,
+    pub child_dir: String,
     /// What `#[path]` on a `mod` of this module is relative to.
-    path_dir: String,
+    pub path_dir: String,
 }
 
 pub(crate) struct Loaded {
     /// Package-relative path of each file.
     pub files: Vec<String>,
     pub modules: Vec<Module>,
+    /// Module files declared under a false cfg (not loaded).
+    pub skipped: Vec<SkippedDecl>,
 }
 
 /// Whether a macro path names `cfg_if` (`cfg_if!`, `cfg_if::cfg_if!`) or std's
@@ -284,12 +292,16 @@ pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink, edition: E
         return None;
     };
     if bytes.len() >= LARGE_SOURCE
-        && let Some(f) = parse_large(text)
+        && let Some(mut f) = parse_large(text)
     {
+        compact(&mut f.items);
         return Some(f);
     }
     match syn::parse_file(text) {
-        Ok(f) => Some(f),
+        Ok(mut f) => {
+            compact(&mut f.items);
+            Some(f)
+        }
         Err(first) => {
             let body = text.strip_prefix('\u{feff}').unwrap_or(text);
             // A shebang line is not a token.
@@ -309,6 +321,84 @@ pub(crate) fn parse_source(bytes: &[u8], file: &str, sink: &mut Sink, edition: E
             Some(r.file)
         }
     }
+}
+
+/// Drop what the analysis never reads from a parsed file, before it is kept for the whole
+/// analysis of the crate (generated bindings hold tens of thousands of items): doc
+/// attributes, items only compiled under `cfg(test)` (`#[test]`, `#[bench]` functions), the
+/// signatures of foreign functions (their name, visibility and `link_name` are what counts),
+/// and the separate `extern` blocks bindgen writes one per function, merged when they have
+/// the same ABI and no attributes.
+pub(crate) fn compact(items: &mut Vec<Item>) {
+    fn no_docs(attrs: &mut Vec<syn::Attribute>) {
+        if attrs.iter().any(|a| a.path().is_ident("doc")) {
+            attrs.retain(|a| !a.path().is_ident("doc"));
+        }
+    }
+    fn is_test(attrs: &[syn::Attribute]) -> bool {
+        attrs.iter().any(|a| {
+            let segs = &a.path().segments;
+            segs.len() <= 2 && segs.last().is_some_and(|s| s.ident == "test" || s.ident == "bench")
+        })
+    }
+    let mut out: Vec<Item> = Vec::with_capacity(items.len());
+    for mut item in std::mem::take(items) {
+        if let Item::Fn(f) = &item
+            && is_test(&f.attrs)
+        {
+            continue;
+        }
+        if let Some(a) = attrs::item_attrs_mut(&mut item) {
+            no_docs(a);
+        }
+        match &mut item {
+            Item::Struct(st) => st.fields.iter_mut().for_each(|f| no_docs(&mut f.attrs)),
+            Item::Enum(e) => e.variants.iter_mut().for_each(|v| no_docs(&mut v.attrs)),
+            Item::Impl(i) => {
+                i.items.retain(|it| !matches!(it, syn::ImplItem::Fn(f) if is_test(&f.attrs)));
+                for it in &mut i.items {
+                    if let Some(a) = attrs::impl_item_attrs_mut(it) {
+                        no_docs(a);
+                    }
+                }
+            }
+            Item::Mod(m) => {
+                if let Some((_, inner)) = &mut m.content {
+                    compact(inner);
+                }
+            }
+            Item::ForeignMod(fm) => {
+                for fi in &mut fm.items {
+                    if let syn::ForeignItem::Fn(f) = fi {
+                        no_docs(&mut f.attrs);
+                        f.sig.inputs = Default::default();
+                        f.sig.output = syn::ReturnType::Default;
+                        f.sig.generics = Default::default();
+                        f.sig.variadic = None;
+                    } else if let Some(a) = attrs::foreign_item_attrs_mut(fi) {
+                        no_docs(a);
+                    }
+                }
+                if fm.attrs.is_empty()
+                    && let Some(Item::ForeignMod(prev)) = out.last_mut()
+                    && prev.attrs.is_empty()
+                    && prev.unsafety.is_some() == fm.unsafety.is_some()
+                    && abi_text(&prev.abi) == abi_text(&fm.abi)
+                {
+                    prev.items.append(&mut fm.items);
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(item);
+    }
+    out.shrink_to_fit();
+    *items = out;
+}
+
+fn abi_text(a: &syn::Abi) -> Option<String> {
+    a.name.as_ref().map(|n| n.value())
 }
 
 /// The bodies of the branches of a `cfg_if!` that are compiled: the first branch whose
@@ -435,25 +525,148 @@ pub(crate) fn expand_cfg_if_stmts(mac: &syn::Macro, cfg: &dyn CfgEval, file: &st
     Some(stmts)
 }
 
-/// The `path`s of `#[cfg_attr(pred, path = "..")]` attributes, whatever `pred` says.
-fn path_alternatives(attrs: &[syn::Attribute]) -> Vec<String> {
-    let mut out = Vec::new();
-    for a in attrs {
-        let syn::Meta::List(list) = &a.meta else { continue };
-        if !list.path.is_ident("cfg_attr") {
-            continue;
-        }
-        for part in attrs::split_commas(list.tokens.clone()).into_iter().skip(1) {
-            if let Ok(syn::Meta::NameValue(nv)) = syn::parse2::<syn::Meta>(part)
-                && nv.path.is_ident("path")
-                && let syn::Expr::Lit(l) = &nv.value
-                && let syn::Lit::Str(s) = &l.lit
-            {
-                out.push(s.value());
+/// Three-valued "and": false wins, then unknown.
+fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), x) | (x, Some(true)) => x,
+        (None, None) => None,
+    }
+}
+
+/// Every `path` a `mod`'s attributes can give it, in order, plain or under (nested)
+/// `cfg_attr`s, each with whether it is active: true, false, or unknown (an unknown
+/// predicate, or one that does not parse).
+fn path_attrs(attrs: &[syn::Attribute], cfg: &dyn CfgEval) -> Vec<(Option<bool>, String)> {
+    fn meta(m: &syn::Meta, state: Option<bool>, cfg: &dyn CfgEval, depth: usize, out: &mut Vec<(Option<bool>, String)>) {
+        match m {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("path") => {
+                if let syn::Expr::Lit(l) = &nv.value
+                    && let syn::Lit::Str(s) = &l.lit
+                {
+                    out.push((state, s.value()));
+                }
             }
+            syn::Meta::List(list) if list.path.is_ident("cfg_attr") && depth < 16 => {
+                let mut parts = attrs::split_commas(list.tokens.clone()).into_iter();
+                let Some(pred) = parts.next() else { return };
+                let state = and3(state, cfg.eval(&pred));
+                for part in parts {
+                    if let Ok(m) = syn::parse2::<syn::Meta>(part) {
+                        meta(&m, state, cfg, depth + 1, out);
+                    }
+                }
+            }
+            _ => {}
         }
     }
+    let mut out = Vec::new();
+    for a in attrs {
+        meta(&a.meta, Some(true), cfg, 0, &mut out);
+    }
     out
+}
+
+/// The files an out-of-line `mod` may be, from its `path` attributes: rustc takes the first
+/// active one, else the default file. With unknown predicates every configuration counts.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ModFiles {
+    /// `path` values that are the module's file in some configuration, in order.
+    paths: Vec<String>,
+    /// Whether no `path` is active in some configuration (the default `x.rs`/`x/mod.rs`).
+    default: bool,
+    /// `path` values under a `cfg_attr` that is false: declared, not compiled.
+    off: Vec<String>,
+    /// The `cfg`/`cfg_attr` attributes as written (for the coverage list).
+    text: String,
+
+}
+
+impl ModFiles {
+    pub(crate) fn of(attrs: &[syn::Attribute], cfg: &dyn CfgEval) -> ModFiles {
+        let found = path_attrs(attrs, cfg);
+        let mut out = ModFiles { default: true, ..ModFiles::default() };
+        if found.iter().any(|(s, _)| *s == Some(false)) {
+            out.text = cfg_text(attrs);
+        }
+        for (state, p) in found {
+            match state {
+                Some(true) => {
+                    out.paths.push(p);
+                    out.default = false;
+                    break;
+                }
+                None => out.paths.push(p),
+                Some(false) => out.off.push(p),
+            }
+        }
+        out
+    }
+}
+
+/// Where an out-of-line `mod` may be.
+pub(crate) struct ModCandidates {
+    /// Every file tried: each possible `#[path]` (true) and the default files (false).
+    pub tried: Vec<(String, bool)>,
+    /// Those that exist, one default at most (rustc takes the first of `x.rs`, `x/mod.rs`).
+    pub existing: Vec<(String, bool)>,
+    /// `path` values that lead out of the package.
+    pub outside: Vec<String>,
+}
+
+/// The files a `mod name;` with these `path` possibilities is, in some configuration:
+/// `path`s are relative to `path_dir`, the default files to `child_dir`.
+pub(crate) fn mod_candidates(files: &ModFiles, path_dir: &str, child_dir: &str, name: &str, tree: &FileTree) -> ModCandidates {
+    let mut tried: Vec<(String, bool)> = Vec::new();
+    let mut outside: Vec<String> = Vec::new();
+    for p in &files.paths {
+        match paths::join(path_dir, p) {
+            Some(t) => tried.push((t, true)),
+            None => outside.push(p.clone()),
+        }
+    }
+    let defaults = paths::module_candidates(child_dir, name);
+    if files.default {
+        tried.extend(defaults.iter().map(|d| (d.clone(), false)));
+    }
+    let mut existing: Vec<(String, bool)> = Vec::new();
+    for (c, via_path) in &tried {
+        if !via_path && existing.iter().any(|(e, p)| !p && defaults.contains(e)) {
+            continue;
+        }
+        if tree.contains_key(c.as_str()) && !existing.iter().any(|(e, _)| e == c) {
+            existing.push((c.clone(), *via_path));
+        }
+    }
+    ModCandidates { tried, existing, outside }
+}
+
+/// A module file the crate declares but does not compile for the target: the declaration is
+/// under a false cfg.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SkippedDecl {
+    /// The package-relative file the declaration names.
+    pub file: String,
+    /// The cfg that is false, as written (`cfg(windows)`).
+    pub predicate: String,
+    /// Where the declaration is: `src/lib.rs:12`.
+    pub at: String,
+}
+
+/// The text of the attributes that decide whether an item is compiled (`#[cfg(windows)]`).
+fn cfg_text(attrs: &[syn::Attribute]) -> String {
+    let parts: Vec<String> = attrs
+        .iter()
+        .filter_map(|a| match &a.meta {
+            syn::Meta::List(l) if l.path.is_ident("cfg") || l.path.is_ident("cfg_attr") => {
+                let name = if l.path.is_ident("cfg") { "cfg" } else { "cfg_attr" };
+                let bang = if matches!(a.style, syn::AttrStyle::Inner(_)) { "!" } else { "" };
+                Some(format!("#{bang}[{name}({})]", l.tokens))
+            }
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() { "#[cfg(..)]".to_string() } else { parts.join(" ") }
 }
 
 /// Builds the module tree.
@@ -471,6 +684,10 @@ pub(crate) struct Loader<'a> {
     /// Expansions being loaded: what they leave in the module tree is held for the whole
     /// analysis and counted as such (see [`Expander::keep`]).
     expanding: usize,
+    /// Declarations of module files under a false cfg.
+    skipped: Vec<SkippedDecl>,
+    /// The macro whose expansion is being loaded (innermost).
+    origin: Option<Rc<crate::surface::model::Expansion>>,
 }
 
 const MAX_MODULE_DEPTH: usize = 64;
@@ -481,13 +698,15 @@ impl<'a> Loader<'a> {
             tree,
             cfg,
             ex,
-            sink: Sink { scope, findings: Vec::new() },
+            sink: Sink { scope, findings: Vec::new(), origin: None },
             files: Vec::new(),
             file_ids: HashMap::new(),
             modules: Vec::new(),
             stack: Vec::new(),
             pending: Vec::new(),
             expanding: 0,
+            skipped: Vec::new(),
+            origin: None,
         }
     }
 
@@ -529,7 +748,7 @@ impl<'a> Loader<'a> {
             }
         }
         self.resolve_pending(parts);
-        (Loaded { files: self.files, modules: self.modules }, self.sink)
+        (Loaded { files: self.files, modules: self.modules, skipped: self.skipped }, self.sink)
     }
 
     /// Resolve the invocations left for later with the module tree known, expand those that
@@ -569,7 +788,7 @@ impl<'a> Loader<'a> {
             }
         }
         for p in std::mem::take(&mut self.pending) {
-            self.modules[p.module].entries.push(Entry { file: p.file, item: Item::Macro(p.mac), macros: p.macros });
+            self.modules[p.module].entries.push(Entry { file: p.file, item: Item::Macro(p.mac), macros: p.macros, origin: None });
         }
     }
 
@@ -591,7 +810,7 @@ impl<'a> Loader<'a> {
         if self.expanding > 0 {
             self.ex.keep(macros::syntax_size(&item));
         }
-        self.modules[m].entries.push(Entry { file: fid, item, macros: scope.clone() });
+        self.modules[m].entries.push(Entry { file: fid, item, macros: scope.clone(), origin: self.origin.clone() });
     }
 
     /// Expand a module-level invocation of `def` and load what it produces. A failure is an
@@ -623,7 +842,11 @@ impl<'a> Loader<'a> {
         let scope = match macros::parse_items(out.clone()) {
             Ok(items) => {
                 let scope2 = scope.clone();
-                self.load_items(m, fid, items, scope2, depth + 1)
+                let inner = def.origin.clone().or_else(|| self.origin.clone());
+                let saved = std::mem::replace(&mut self.origin, inner);
+                let after = self.load_items(m, fid, items, scope2, depth + 1);
+                self.origin = saved;
+                after
             }
             Err(e) => {
                 fail(self, e.to_string(), out);
@@ -680,20 +903,27 @@ impl<'a> Loader<'a> {
         }
         let file = self.files[fid].clone();
         for mut item in items {
-            let alternatives = match &item {
-                Item::Mod(m) if m.content.is_none() => path_alternatives(&m.attrs),
-                _ => Vec::new(),
+            let mod_files = match &item {
+                Item::Mod(m) if m.content.is_none() => ModFiles::of(&m.attrs, self.cfg),
+                _ => ModFiles::default(),
             };
             if let Some(a) = attrs::item_attrs_mut(&mut item)
-                && !active(a, self.cfg)
+                && !attrs::holds(a, self.cfg)
             {
+                if let Item::Mod(im) = &item {
+                    self.record_skipped(m, &file, im, None);
+                }
                 continue;
+            }
+            if let Some(a) = attrs::item_attrs_mut(&mut item) {
+                attrs::expand_cfg_attr(a, self.cfg);
             }
             match item {
                 Item::Macro(mac) if mac.ident.is_some() && mac.mac.path.is_ident("macro_rules") => {
                     let name = mac.ident.as_ref().map(|i| i.unraw().to_string()).unwrap_or_default();
                     let (exported, local_inner) = macros::export_attrs(&mac.attrs);
-                    let def = Rc::new(MacroDefn::local(name.clone(), mac.mac.tokens.clone(), self.ex.edition, local_inner));
+                    let line = mac.ident.as_ref().map_or(1, |i| i.span().start().line);
+                    let def = Rc::new(MacroDefn::local(name.clone(), mac.mac.tokens.clone(), self.ex.edition, local_inner).at(self.ex, &file, line));
                     if exported {
                         self.ex.exported.borrow_mut().insert(name.clone(), def.clone());
                     }
@@ -732,7 +962,7 @@ impl<'a> Loader<'a> {
                     Some(def) => scope = self.expand_items(m, fid, mac, &def, scope, depth),
                     None => self.pending.push(Pending { module: m, file: fid, mac, macros: scope.clone(), depth }),
                 },
-                Item::Mod(im) => scope = self.load_mod(m, fid, im, alternatives, scope, depth),
+                Item::Mod(im) => scope = self.load_mod(m, fid, im, mod_files, scope, depth),
                 Item::Use(u) => {
                     // `use m;` / `pub(crate) use m as n;` of a textual macro puts it in the
                     // module's macro namespace.
@@ -800,14 +1030,16 @@ impl<'a> Loader<'a> {
 
     /// Load `target` into the existing module `id` (for path alternatives). The module's
     /// directories become those of the first file.
-    fn load_module_file(&mut self, id: ModId, target: &str, path_attr: bool, scope: Textual, depth: usize) -> Textual {
+    fn load_module_file(&mut self, id: ModId, target: &str, path_attr: bool, scope: Textual, depth: usize, at: &str) -> Textual {
         if self.stack.len() > MAX_MODULE_DEPTH || self.stack.iter().any(|s| s == target) {
             return scope;
         }
         let Some(mut parsed) = parse_source(&self.tree[target], target, &mut self.sink, self.ex.edition) else { return scope };
         if !active(&mut parsed.attrs, self.cfg) {
+            self.skipped.push(SkippedDecl { file: target.to_string(), predicate: cfg_text(&parsed.attrs), at: at.to_string() });
             return scope;
         }
+        // Each file's own `mod x;` items are relative to it.
         let mod_rs = paths::is_mod_rs(target, path_attr);
         self.modules[id].child_dir = paths::child_dir(target, mod_rs);
         self.modules[id].path_dir = paths::dir_of(target).to_string();
@@ -838,9 +1070,44 @@ impl<'a> Loader<'a> {
         id
     }
 
+    /// A `mod` under a false cfg: the files it (and, for an inline module, the out-of-line
+    /// modules inside it) would name are recorded, with the predicate, for the coverage list.
+    fn record_skipped(&mut self, parent: ModId, file: &str, im: &syn::ItemMod, inherited: Option<(&str, &str)>) {
+        let line = im.mod_token.span.start().line;
+        let pred_owned = cfg_text(&im.attrs);
+        let (pred, base_dir, child_dir) = match inherited {
+            Some((p, dir)) => (p.to_string(), dir.to_string(), dir.to_string()),
+            None => (pred_owned, self.modules[parent].path_dir.clone(), self.modules[parent].child_dir.clone()),
+        };
+        let name = im.ident.unraw().to_string();
+        let at = format!("{file}:{line}");
+        let paths = path_attrs(&im.attrs, self.cfg);
+        match &im.content {
+            None => {
+                let mut files: Vec<String> = paths.iter().filter_map(|(_, p)| paths::join(&base_dir, p)).collect();
+                files.extend(paths::module_candidates(&child_dir, &name));
+                for f in files {
+                    self.skipped.push(SkippedDecl { file: f, predicate: pred.clone(), at: at.clone() });
+                }
+            }
+            Some((_, items)) => {
+                let dir = match paths.first() {
+                    Some((_, p)) => paths::join(&base_dir, p),
+                    None => paths::join(&child_dir, &name),
+                };
+                let Some(dir) = dir else { return };
+                for it in items {
+                    if let Item::Mod(inner) = it {
+                        self.record_skipped(parent, file, inner, Some((&pred, &dir)));
+                    }
+                }
+            }
+        }
+    }
+
     /// Load a `mod`; returns the textual scope after it: the scope at its end with
     /// `#[macro_use]`, else the scope before it.
-    fn load_mod(&mut self, parent: ModId, fid: FileId, im: syn::ItemMod, alternatives: Vec<String>, scope: Textual, depth: usize) -> Textual {
+    fn load_mod(&mut self, parent: ModId, fid: FileId, im: syn::ItemMod, files: ModFiles, scope: Textual, depth: usize) -> Textual {
         let keep = macros::macro_use(&im.attrs).is_some();
         let after = |inner: Textual| if keep { inner } else { scope.clone() };
         let name = im.ident.unraw().to_string();
@@ -860,48 +1127,51 @@ impl<'a> Loader<'a> {
             let inner = self.load_items(id, fid, items, scope.clone(), depth);
             return after(inner);
         }
+        let at = format!("{file}:{}", im.mod_token.span.start().line);
         let base = &self.modules[parent];
-        let candidates: Vec<String> = match &path_attr {
-            Some(p) => paths::join(&base.path_dir, p).into_iter().collect(),
-            None => paths::module_candidates(&base.child_dir, &name).to_vec(),
-        };
-        let found = candidates.iter().find(|c| self.tree.contains_key(c.as_str())).cloned();
-        if found.is_none() && path_attr.is_none() {
-            // `#[cfg_attr(some_build_script_cfg, path = "..")]` only (rustix): the cfgs are
-            // set by a build script we do not run. Analyze every alternative that exists, as
-            // one module (a superset: fail closed).
-            let existing: Vec<String> = alternatives
-                .iter()
-                .filter_map(|p| paths::join(&base.path_dir, p))
-                .filter(|p| self.tree.contains_key(p.as_str()))
-                .collect();
-            if !existing.is_empty() {
-                let dir = paths::join(&base.child_dir, &name).unwrap_or_default();
-                let id = self.new_module(parent, name, dir.clone(), dir, public);
-                let mut inner = scope.clone();
-                for target in existing {
-                    inner = self.load_module_file(id, &target, true, inner, depth);
-                }
-                return after(inner);
+        let ModCandidates { tried: candidates, mut existing, outside } =
+            mod_candidates(&files, &base.path_dir, &base.child_dir, &name, self.tree);
+        for p in &files.off {
+            if let Some(f) = paths::join(&base.path_dir, p) {
+                self.skipped.push(SkippedDecl { file: f, predicate: files.text.clone(), at: at.clone() });
             }
         }
-        let Some(target) = found else {
-            let why = match &path_attr {
-                // `#[path]` leading out of the package (`../../x.rs`, an absolute path): cargo
-                // would compile that file, but only the package's own files are read.
-                Some(p) if candidates.is_empty() => {
-                    format!("module file of `mod {name}` is outside the package and refused (#[path = {p:?}])")
-                }
-                _ if candidates.iter().any(|c| c.starts_with('\u{0}')) => {
+        for p in &outside {
+            // `#[path]` leading out of the package (`../../x.rs`, an absolute path): cargo
+            // would compile that file, but only the package's own files are read.
+            self.sink.add(
+                Capability::Unanalyzed,
+                &file,
+                im.mod_token.span,
+                format!("module file of `mod {name}` is outside the package and refused (#[path = {p:?}])"),
+            );
+        }
+        if existing.is_empty() {
+            if outside.is_empty() {
+                let tried: Vec<String> = candidates.iter().map(|(c, _)| c.clone()).collect();
+                let why = if tried.iter().any(|c| c.starts_with('\u{0}')) {
                     format!("module file of `mod {name}` not found: the enclosing module's #[path] leads outside the package")
-                }
-                _ => format!("module file of `mod {name}` not found (tried {})", candidates.join(", ")),
-            };
-            self.sink.add(Capability::Unanalyzed, &file, im.mod_token.span, why);
+                } else {
+                    format!("module file of `mod {name}` not found (tried {})", tried.join(", "))
+                };
+                self.sink.add(Capability::Unanalyzed, &file, im.mod_token.span, why);
+            }
             let dir = paths::join(&base.child_dir, &name).unwrap_or_default();
             self.new_module(parent, name, dir.clone(), dir, public);
             return scope;
-        };
+        }
+        if existing.len() > 1 {
+            // Several files, each the module in some configuration: all of them, as one
+            // module (a superset).
+            let dir = paths::join(&base.child_dir, &name).unwrap_or_default();
+            let id = self.new_module(parent, name, dir.clone(), dir, public);
+            let mut inner = scope.clone();
+            for (target, via_path) in existing {
+                inner = self.load_module_file(id, &target, via_path, inner, depth, &at);
+            }
+            return after(inner);
+        }
+        let (target, via_path) = existing.pop().expect("one file");
         if self.stack.len() > MAX_MODULE_DEPTH || self.stack.contains(&target) {
             self.sink.add(
                 Capability::Unanalyzed,
@@ -914,14 +1184,15 @@ impl<'a> Loader<'a> {
         let bytes = &self.tree[&target];
         let Some(mut parsed) = parse_source(bytes, &target, &mut self.sink, self.ex.edition) else {
             // Keep the module, empty, so its name still shadows extern crates.
-            let dir = paths::child_dir(&target, paths::is_mod_rs(&target, path_attr.is_some()));
+            let dir = paths::child_dir(&target, paths::is_mod_rs(&target, via_path));
             self.new_module(parent, name, dir.clone(), dir, public);
             return scope;
         };
         if !active(&mut parsed.attrs, self.cfg) {
+            self.skipped.push(SkippedDecl { file: target.clone(), predicate: cfg_text(&parsed.attrs), at });
             return scope;
         }
-        let mod_rs = paths::is_mod_rs(&target, path_attr.is_some());
+        let mod_rs = paths::is_mod_rs(&target, via_path);
         let child_dir = paths::child_dir(&target, mod_rs);
         let path_dir = paths::dir_of(&target).to_string();
         let id = self.new_module(parent, name, child_dir, path_dir, public);

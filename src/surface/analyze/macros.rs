@@ -35,6 +35,7 @@ use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use super::mbe::{Budget, DefError, Edition, ExpandError, MacroRules, Size};
 use crate::meter::{Limit, Meter, Unit};
 use super::{ExportedMacro, Exports};
+use crate::surface::model::Expansion;
 
 /// A `macro_rules!` definition, of this crate or of a dependency.
 pub(crate) struct MacroDefn {
@@ -48,6 +49,8 @@ pub(crate) struct MacroDefn {
     pub body: TokenStream,
     pub edition: Edition,
     pub local_inner: bool,
+    /// Where it is defined: crate, version, file and line.
+    pub origin: Option<Rc<Expansion>>,
 }
 
 impl MacroDefn {
@@ -62,7 +65,15 @@ impl MacroDefn {
             body,
             edition,
             local_inner,
+            origin: None,
         }
+    }
+
+    /// The same definition, defined at `file:line` of the crate being analysed.
+    pub fn at(mut self, ex: &Expander, file: &str, line: usize) -> MacroDefn {
+        let (krate, version) = ex.crate_id.borrow().clone();
+        self.origin = Some(Rc::new(Expansion { name: self.name.clone(), krate, version, file: file.to_string(), line: line.max(1) as u32 }));
+        self
     }
 
     /// How another crate sees this macro: `marker` is what `$crate` becomes there.
@@ -74,6 +85,7 @@ impl MacroDefn {
                 krate: marker.to_string(),
                 edition: self.edition,
                 local_inner: self.local_inner,
+                origin: self.origin.as_deref().cloned(),
             },
         }
     }
@@ -289,6 +301,8 @@ pub(crate) struct Expander<'a> {
     /// whether the `use` is `pub`.
     pub module_macros: RefCell<Vec<HashMap<String, (MacroRef, bool)>>>,
     pub stats: RefCell<Stats>,
+    /// The crate being analysed and its version (where its macros are defined).
+    pub crate_id: RefCell<(String, String)>,
 }
 
 /// The default `#![recursion_limit]`.
@@ -322,6 +336,7 @@ impl<'a> Expander<'a> {
             macro_use: RefCell::new(HashMap::new()),
             module_macros: RefCell::new(Vec::new()),
             stats: RefCell::new(Stats::default()),
+            crate_id: RefCell::new((String::new(), String::new())),
         }
     }
 
@@ -344,6 +359,7 @@ impl<'a> Expander<'a> {
             };
             let rules = MacroRules::parse(body.clone(), em.edition, em.local_inner);
             let name = path.rsplit("::").next().unwrap_or(path).to_string();
+            let origin = em.origin.clone().map(|o| Rc::new(Expansion { name: name.clone(), ..o }));
             Rc::new(MacroDefn {
                 name,
                 rules,
@@ -352,6 +368,7 @@ impl<'a> Expander<'a> {
                 body,
                 edition: em.edition,
                 local_inner: em.local_inner,
+                origin,
             })
         });
         self.dep_cache.borrow_mut().insert(key, def.clone());

@@ -114,6 +114,7 @@ use crate::surface::model::{Finding, Scope};
 use crate::surface::rules::Rules;
 
 pub use mbe::Edition;
+pub(crate) use visit::display_id;
 
 /// One compilation target of a crate, to analyze.
 pub struct CrateInput<'a> {
@@ -140,6 +141,9 @@ pub struct CrateInput<'a> {
     pub marker: &'a str,
     /// The package version (shown in the chains of findings in other crates).
     pub version: &'a str,
+    /// Record the places whose calls go on through traits (for a workspace member: the
+    /// program step resolves them into findings).
+    pub open_sites: bool,
 }
 
 /// What a crate exports that leads outside of it: public path inside the crate (`write`,
@@ -169,6 +173,27 @@ pub struct Exports {
     /// provided methods on values of any type.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub traits: std::collections::BTreeSet<String>,
+    /// Associated types of the crate's `impl`s, by the public path of the implementing type
+    /// and the name (`Shell::Cmd` → `std::process::Command`); a type of the crate's own as
+    /// `crate::` and a public path.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub assoc_types: BTreeMap<String, String>,
+    /// For each public trait's associated type (`Launcher::Cmd`), every type the crate's
+    /// `impl`s give it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trait_assoc: BTreeMap<String, Vec<String>>,
+    /// The crate's public traits by public path → their id across crates
+    /// (`NAME@VERSION#crate::..`): what a call through the trait in another crate names.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trait_ids: BTreeMap<String, String>,
+    /// The crate's public structs, enums and unions by public path → their id: a crate that
+    /// makes a value of one (`dep::Loud`) tells the program's type analysis.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub type_ids: BTreeMap<String, String>,
+    /// The crate's implementations of trait methods (and the traits' provided methods) that
+    /// reach something: what a call through the trait anywhere in the program may run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub impls: Vec<summary::ImplSummary>,
 }
 
 /// A macro as another crate sees it.
@@ -182,6 +207,9 @@ pub struct ExportedMacro {
     /// `#[macro_export(local_inner_macros)]`.
     #[serde(default)]
     pub local_inner: bool,
+    /// Where the macro is defined (for the `expanded_from` of findings in its expansions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<crate::surface::model::Expansion>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -197,11 +225,36 @@ pub struct CrateAnalysis {
     /// The crate's calls, and how many name a known callee.
     #[serde(default)]
     pub calls: crate::surface::model::CallStats,
+    /// Module files the crate declares under a cfg that is false here (not analysed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
+    /// Places whose call goes on through a trait (recorded for workspace members only): the
+    /// program step adds what the implementations in the program reach.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_sites: Vec<summary::OpenSite>,
+    /// Ids of the crate's types constructed somewhere in it (the program step's type
+    /// analysis: an implementation for a type never made is never run).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub constructed: std::collections::BTreeSet<String>,
+    /// What the unit's entry reaches: a binary's `main`, a library's public items together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<std::sync::Arc<summary::Summary>>,
+    /// What the items that run without being called (pre-main) reach together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<std::sync::Arc<summary::Summary>>,
     /// The sha256 of `exports` as JSON, part of dependents' cache keys: kept with a cached
     /// result so that a warm run does not serialize every crate's exports again. Empty until
     /// the engine sets it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub exports_digest: String,
+}
+
+/// A module file declared under a false cfg: `file`, and `detail` (the predicate and where
+/// the declaration is).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct SkippedFile {
+    pub file: String,
+    pub detail: String,
 }
 
 /// Analyze one crate target.
@@ -220,6 +273,7 @@ pub fn analyze(input: &CrateInput) -> CrateAnalysis {
             edition: input.edition,
             marker: input.marker,
             version: input.version,
+            open_sites: input.open_sites,
         },
         input.cfg,
         input.rules,
@@ -238,6 +292,7 @@ pub(crate) struct Unit<'a> {
     pub edition: Edition,
     pub marker: &'a str,
     pub version: &'a str,
+    pub open_sites: bool,
 }
 
 fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource) -> CrateAnalysis {
@@ -248,39 +303,124 @@ fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSou
 fn analyze_limited(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource, limits: macros::Limits) -> (CrateAnalysis, macros::Usage) {
     crate::surface::guard::begin_crate_with(limits.source);
     let ex = macros::Expander::with_limits(u.deps, u.edition, limits);
+    *ex.crate_id.borrow_mut() = (u.crate_name.to_string(), u.version.to_string());
     let parts = scope::Parts { crate_name: u.crate_name, deps: u.deps, rules, cfg };
     let (loaded, mut sink) = loader::Loader::new(u.files, cfg, u.scope, &ex).load(u.root, &parts);
     let resolver = scope::Resolver::new(&loaded.modules, u.crate_name, u.deps, rules, cfg, &ex);
     let file_names: Vec<Rc<str>> = loaded.files.iter().map(|f| Rc::from(f.as_str())).collect();
-    let (graph, calls) = {
+    let (graph, calls, extra_files, open_sites, impl_entries, mut constructed) = {
         let mut a = visit::Analyzer::new(&resolver, u.files, cfg, rules, &mut sink);
         a.version = Rc::from(u.version);
+        a.record_sites = u.open_sites;
         for (m, module) in loaded.modules.iter().enumerate() {
             a.module = m;
             for entry in &module.entries {
                 a.file = file_names[entry.file].clone();
                 a.macros = entry.macros.clone();
+                a.sink.origin = entry.origin.clone();
                 a.visit_item(&entry.item);
+                a.sink.origin = None;
             }
         }
-        (std::mem::take(&mut a.graph), a.calls)
+        (
+            std::mem::take(&mut a.graph),
+            a.calls,
+            std::mem::take(&mut a.extra_files),
+            std::mem::take(&mut a.open_sites),
+            std::mem::take(&mut a.impl_entries),
+            std::mem::take(&mut a.constructed),
+        )
     };
+    let roots: Vec<String> = graph.roots().to_vec();
     // Shared: a summary is exported under each public path of its item, and re-exported by
     // dependents.
     let summaries: BTreeMap<String, std::sync::Arc<summary::Summary>> =
         graph.solve().into_iter().map(|(k, v)| (k, std::sync::Arc::new(v))).collect();
-    let exports = resolver.exports(u.marker, &summaries);
     if std::env::var_os("VELARIS_DEBUG_BUDGETS").is_some() {
         eprintln!("budgets: {} {} {}: source {} {}", u.crate_name, u.version, u.root, crate::surface::guard::crate_source(), ex.usage());
     }
+    let mut exports = resolver.exports(u.marker, &summaries);
+    // Every implementation of a trait method that reaches something: a call through the
+    // trait anywhere in the program may run it.
+    let mut impls: Vec<summary::ImplSummary> = impl_entries
+        .into_iter()
+        .filter_map(|(key, item, self_ty, display, file, line)| {
+            let s = summaries.get(&item)?;
+            Some(summary::ImplSummary { key, self_ty, display, file, line, summary: s.clone() })
+        })
+        .collect();
+    impls.sort_by(|a, b| (&a.key, &a.self_ty, &a.display).cmp(&(&b.key, &b.self_ty, &b.display)));
+    impls.dedup_by(|a, b| a.key == b.key && a.self_ty == b.self_ty && a.display == b.display);
+    exports.impls = impls;
+    // Types made by derive macros (`Default`, `Deserialize`, ...) are constructed by code the
+    // analysis does not see: count them as constructed.
+    for module in &loaded.modules {
+        for e in &module.entries {
+            let (attrs_of, ident) = match &e.item {
+                syn::Item::Struct(x) => (&x.attrs, &x.ident),
+                syn::Item::Enum(x) => (&x.attrs, &x.ident),
+                syn::Item::Union(x) => (&x.attrs, &x.ident),
+                _ => continue,
+            };
+            if constructs_by_derive(attrs_of) {
+                let key = scope::Resolver::local_key(&resolver.local_path(loaded.modules.iter().position(|m| std::ptr::eq(m, module)).unwrap_or(0), &ident.to_string()));
+                constructed.insert(resolver.local_trait_id(&key));
+            }
+        }
+    }
+    // What runs: a binary's `main`; a library's public items; and, in any crate, items that
+    // run without being called.
+    let entry = if !u.open_sites {
+        None
+    } else if summaries.contains_key("crate::main") && !u.root.ends_with("lib.rs") {
+        summaries.get("crate::main").cloned()
+    } else {
+        Some(std::sync::Arc::new(summary::merge(exports.summaries.values().map(|s| &**s))))
+    };
+    let root_summary = summary::merge(roots.iter().filter_map(|r| summaries.get(r)).map(|s| &**s));
+    let roots = (!root_summary.caps.is_empty() || !root_summary.open.is_empty()).then(|| std::sync::Arc::new(root_summary));
     let mut findings = sink.findings;
     findings.sort();
     findings.dedup();
     let mut files = loaded.files;
+    files.extend(extra_files);
     files.sort();
     files.dedup();
     let usage = ex.usage();
-    (CrateAnalysis { findings, exports: std::sync::Arc::new(exports), files, calls, exports_digest: String::new() }, usage)
+    let mut skipped: Vec<SkippedFile> =
+        loaded.skipped.into_iter().map(|d| SkippedFile { file: d.file, detail: format!("{} at {}", d.predicate, d.at) }).collect();
+    skipped.sort();
+    skipped.dedup_by(|a, b| a.file == b.file);
+    let analysis = CrateAnalysis {
+        findings,
+        exports: std::sync::Arc::new(exports),
+        files,
+        calls,
+        skipped,
+        exports_digest: String::new(),
+        open_sites,
+        constructed,
+        entry,
+        roots,
+    };
+    (analysis, usage)
+}
+
+/// Whether a type's derives make values of it (`Default`, `Deserialize`, `FromStr`, ... :
+/// generated code the analysis does not see); the ones that only read a value do not.
+fn constructs_by_derive(attrs: &[syn::Attribute]) -> bool {
+    const READ_ONLY: &[&str] = &["Debug", "Clone", "Copy", "PartialEq", "Eq", "Hash", "PartialOrd", "Ord", "Serialize", "Error", "Display"];
+    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
+        let mut any = false;
+        let _ = a.parse_nested_meta(|m| {
+            let last = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+            if !READ_ONLY.contains(&last.as_str()) {
+                any = true;
+            }
+            Ok(())
+        });
+        any
+    })
 }
 
 #[cfg(test)]

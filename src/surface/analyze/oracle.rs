@@ -28,6 +28,10 @@ pub(crate) trait RuleSource {
     fn syscall(&self, name: &str) -> Option<Vec<Capability>>;
     /// The type a function (a resolved path) returns, when the rules say.
     fn returns(&self, path: &str) -> Option<String>;
+    /// The builder a constructor (a resolved path) makes, when the rules say.
+    fn builder(&self, _path: &str) -> Option<std::sync::Arc<crate::surface::rules::Builder>> {
+        None
+    }
 }
 
 fn rule_caps(r: &Rule) -> Vec<Capability> {
@@ -62,6 +66,9 @@ impl RuleSource for Rules {
     }
     fn returns(&self, path: &str) -> Option<String> {
         Rules::returns(self, path).map(str::to_string)
+    }
+    fn builder(&self, path: &str) -> Option<std::sync::Arc<crate::surface::rules::Builder>> {
+        Rules::builder(self, path)
     }
 }
 

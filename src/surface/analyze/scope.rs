@@ -292,11 +292,23 @@ pub(crate) struct Resolver<'a> {
     macro_memo: RefCell<HashMap<(ModId, String), Option<MacroRef>>>,
     /// Field name → the known types of struct fields with that name, crate-wide.
     pub field_types: HashMap<String, Vec<String>>,
+    /// (struct key, field name) → the field's type (wrappers such as `Option` looked
+    /// through), for `self.field` and other receivers whose struct is known.
+    pub struct_fields: HashMap<(String, String), String>,
     /// Function or method key (`crate::a::f`, `crate::a::Client::send`) → the type key of
     /// what it returns, where the signature names one (see [`Resolver::value_type`]).
     pub returns: BTreeMap<String, String>,
     /// The keys of the crate's traits (`crate::io::Journal`).
     pub local_traits: HashSet<String>,
+    /// The keys of the crate's structs, enums and unions.
+    pub local_types: HashSet<String>,
+    /// Associated types of the crate's `impl`s: `{type key}::{Name}` → the type it is
+    /// (`crate::Shell::Cmd` → `std::process::Command`), for `Self::Cmd::new` and
+    /// `<Shell as Tr>::Cmd::new`.
+    pub assoc_types: HashMap<String, String>,
+    /// Every type a trait's associated type is in the crate's `impl`s of it:
+    /// `{trait key}::{Name}` → types, for `<T as Tr>::Name` with `T` unknown.
+    pub trait_assoc: HashMap<String, Vec<String>>,
     /// The keys of the crate's functions and methods written at module level and in `impl`
     /// blocks: a method call on a local type that names none of them comes from a trait.
     pub local_fns: HashSet<String>,
@@ -316,6 +328,29 @@ fn module_scope(m: &Module, cfg: &dyn CfgEval) -> NameScope {
         s.add_item(item, cfg);
     }
     s
+}
+
+/// The generic parameter among `params` a field's type is, through references, `Box`,
+/// `Arc`, `Rc`, `Option`, `Mutex`, `RefCell` and `Pin` (`inner: Box<C>` → `C`).
+fn generic_param_of(ty: &syn::Type, params: &HashSet<String>) -> Option<String> {
+    match ty {
+        syn::Type::Reference(r) => generic_param_of(&r.elem, params),
+        syn::Type::Paren(p) => generic_param_of(&p.elem, params),
+        syn::Type::Group(g) => generic_param_of(&g.elem, params),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            if p.path.segments.len() == 1 && params.contains(&last.ident.unraw().to_string()) {
+                return Some(last.ident.unraw().to_string());
+            }
+            if matches!(last.ident.to_string().as_str(), "Box" | "Arc" | "Rc" | "Option" | "Mutex" | "RwLock" | "RefCell" | "Pin") {
+                let syn::PathArguments::AngleBracketed(a) = &last.arguments else { return None };
+                let Some(syn::GenericArgument::Type(inner)) = a.args.first() else { return None };
+                return generic_param_of(inner, params);
+            }
+            None
+        }
+        _ => None,
+    }
 }
 
 fn is_type_name(s: &str) -> bool {
@@ -358,8 +393,12 @@ impl<'a> Resolver<'a> {
             depth: Cell::new(0),
             macro_memo: RefCell::new(HashMap::new()),
             field_types: HashMap::new(),
+            struct_fields: HashMap::new(),
             returns: BTreeMap::new(),
             local_traits: HashSet::new(),
+            local_types: HashSet::new(),
+            assoc_types: HashMap::new(),
+            trait_assoc: HashMap::new(),
             local_fns: HashSet::new(),
         };
         // Root `extern crate x as y;` also enter the extern prelude.
@@ -375,17 +414,141 @@ impl<'a> Resolver<'a> {
             let target = r.extern_crate(&x);
             r.extern_prelude.insert(name, target);
         }
-        r.field_types = r.collect_field_types(cfg);
-        let (mut traits, mut fns) = (HashSet::new(), HashSet::new());
-        r.returns = r.collect_returns(cfg, &mut traits, &mut fns);
+        let (fields, by_struct) = r.collect_field_types(cfg);
+        r.field_types = fields;
+        r.struct_fields = by_struct;
+        let (mut traits, mut types, mut fns) = (HashSet::new(), HashSet::new(), HashSet::new());
+        r.returns = r.collect_returns(cfg, &mut traits, &mut types, &mut fns);
         r.local_traits = traits;
+        r.local_types = types;
         r.local_fns = fns;
+        let (assoc, by_trait) = r.collect_assoc_types(cfg);
+        r.assoc_types = assoc;
+        r.trait_assoc = by_trait;
         r
+    }
+
+    /// The associated types of the crate's `impl`s, by implementing type and by trait.
+    #[allow(clippy::type_complexity)]
+    fn collect_assoc_types(&self, cfg: &dyn CfgEval) -> (HashMap<String, String>, HashMap<String, Vec<String>>) {
+        let mut by_type = HashMap::new();
+        let mut by_trait: HashMap<String, Vec<String>> = HashMap::new();
+        for (m, module) in self.modules.iter().enumerate() {
+            let ctx = Ctx { module: m, layers: &[] };
+            for e in &module.entries {
+                let Item::Impl(i) = &e.item else { continue };
+                let self_key = self.type_key(ctx, &i.self_ty);
+                let trait_key = i.trait_.as_ref().and_then(|(_, p, _)| self.trait_key(ctx, p));
+                for it in &i.items {
+                    let syn::ImplItem::Type(t) = it else { continue };
+                    if !super::attrs::holds(&t.attrs, cfg) {
+                        continue;
+                    }
+                    let Some(target) = self.value_type(ctx, &t.ty, self_key.as_deref(), 0) else { continue };
+                    let name = t.ident.unraw().to_string();
+                    if let Some(k) = &self_key {
+                        by_type.insert(format!("{k}::{name}"), target.clone());
+                    }
+                    if let Some(tk) = &trait_key {
+                        let v = by_trait.entry(format!("{tk}::{name}")).or_default();
+                        if !v.contains(&target) {
+                            v.push(target);
+                        }
+                    }
+                }
+            }
+        }
+        for v in by_trait.values_mut() {
+            v.sort();
+        }
+        (by_type, by_trait)
+    }
+
+    /// A value known only by the traits it implements (`dyn Service`, `impl Read`, a generic
+    /// parameter `C: Connect`): `<dyn>` and the traits' ids ([`Resolver::trait_id`]) joined
+    /// by `+`. Auto traits and lifetimes are left out; `None` with no trait left.
+    pub fn dyn_key(&self, ctx: Ctx, bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>) -> Option<String> {
+        let ids: Vec<String> = bounds
+            .iter()
+            .filter_map(|b| match b {
+                syn::TypeParamBound::Trait(t) => {
+                    let last = t.path.segments.last()?.ident.to_string();
+                    if matches!(last.as_str(), "Send" | "Sync" | "Unpin" | "Sized" | "Copy" | "UnwindSafe" | "RefUnwindSafe") {
+                        return None;
+                    }
+                    self.trait_id(ctx, &t.path)
+                }
+                _ => None,
+            })
+            .collect();
+        (!ids.is_empty()).then(|| format!("<dyn>{}", ids.join("+")))
+    }
+
+    /// What a trait is called across crates: for the crate's own, `NAME@VERSION#` and its key
+    /// (`tokio@1.54.1#crate::io::async_read::AsyncRead`); for a dependency's, the id the
+    /// dependency exports for that public path, else the path it resolved to
+    /// (`std::io::Write`).
+    pub fn trait_id(&self, ctx: Ctx, path: &syn::Path) -> Option<String> {
+        let up = UsePath::from_path(path);
+        match self.resolve(ctx, &up, true)? {
+            Res::Local(segs) => Some(self.local_trait_id(&Self::local_key(&segs))),
+            Res::Dep { krate, rest } => {
+                let public = rest.join("::");
+                if let Some(id) = self.deps.get(&krate).and_then(|ex| ex.trait_ids.get(&public)) {
+                    return Some(id.clone());
+                }
+                match self.finalize(Res::Dep { krate: krate.clone(), rest })? {
+                    Target::Path(segs) => Some(segs.join("::")),
+                    _ => None,
+                }
+            }
+            r => match self.finalize(r)? {
+                Target::Path(segs) => Some(segs.join("::")),
+                _ => None,
+            },
+        }
+    }
+
+    /// The id of a local trait (or type) key: `NAME@VERSION#crate::..`.
+    pub fn local_trait_id(&self, key: &str) -> String {
+        let (name, version) = self.ex.crate_id.borrow().clone();
+        format!("{name}@{version}#{key}")
+    }
+
+    /// The ids of the crate's public types, by public path (for [`Exports::type_ids`]).
+    pub fn export_type_ids(&self) -> BTreeMap<String, String> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        let local: BTreeMap<String, String> = self.local_types.iter().map(|t| (t.clone(), self.local_trait_id(t))).collect();
+        let mut out = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &local, &mut out, &mut HashSet::new(), &|_: &Exports| &NONE);
+        out
+    }
+
+    /// The ids of the crate's public traits, by public path (for [`Exports::trait_ids`]).
+    pub fn export_trait_ids(&self) -> BTreeMap<String, String> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        let local: BTreeMap<String, String> = self.local_traits.iter().map(|t| (t.clone(), self.local_trait_id(t))).collect();
+        let mut out = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &local, &mut out, &mut HashSet::new(), &|_: &Exports| &NONE);
+        out
+    }
+
+    /// The key of a trait named by `path`: `crate::..` for the crate's own, the resolved
+    /// path for another crate's or std's.
+    pub fn trait_key(&self, ctx: Ctx, path: &syn::Path) -> Option<String> {
+        let up = UsePath::from_path(path);
+        match self.resolve(ctx, &up, true)? {
+            Res::Local(segs) => Some(Self::local_key(&segs)),
+            r => match self.finalize(r)? {
+                Target::Path(segs) => Some(segs.join("::")),
+                _ => None,
+            },
+        }
     }
 
     /// What the crate's functions and methods return, by their keys, where the signature
     /// names a type (module-level functions and `impl` blocks); and its traits' keys.
-    fn collect_returns(&self, cfg: &dyn CfgEval, traits: &mut HashSet<String>, fns: &mut HashSet<String>) -> BTreeMap<String, String> {
+    fn collect_returns(&self, cfg: &dyn CfgEval, traits: &mut HashSet<String>, types: &mut HashSet<String>, fns: &mut HashSet<String>) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         for (m, module) in self.modules.iter().enumerate() {
             let ctx = Ctx { module: m, layers: &[] };
@@ -393,6 +556,15 @@ impl<'a> Resolver<'a> {
                 match &e.item {
                     Item::Trait(t) => {
                         traits.insert(Self::local_key(&self.local_path(m, &t.ident.unraw().to_string())));
+                    }
+                    Item::Struct(x) => {
+                        types.insert(Self::local_key(&self.local_path(m, &x.ident.unraw().to_string())));
+                    }
+                    Item::Enum(x) => {
+                        types.insert(Self::local_key(&self.local_path(m, &x.ident.unraw().to_string())));
+                    }
+                    Item::Union(x) => {
+                        types.insert(Self::local_key(&self.local_path(m, &x.ident.unraw().to_string())));
                     }
                     Item::Fn(f) => {
                         let key = Self::local_key(&self.local_path(m, &f.sig.ident.unraw().to_string()));
@@ -431,9 +603,10 @@ impl<'a> Resolver<'a> {
     }
 
     /// The type methods are called on when a value of type `ty` is used: `Self` is the
-    /// `impl`'s type, and the wrappers that `?`, `.await`, `.unwrap()` or auto-deref take
-    /// off (`Result<T, E>`, `Option<T>`, `Box<T>`, `Arc<T>`, `Rc<T>`, `Poll<T>`, any
-    /// `Result<T>` alias) are looked through to `T`.
+    /// `impl`'s type, and the wrappers that `?`, `.await`, `.unwrap()`, `.lock()` or
+    /// auto-deref take off (`Result<T, E>`, `Option<T>`, `Box<T>`, `Arc<T>`, `Rc<T>`,
+    /// `Poll<T>`, `Mutex<T>`, `RwLock<T>`, `RefCell<T>`, `Pin<T>`, any `Result<T>` alias) are
+    /// looked through to `T`.
     pub fn value_type(&self, ctx: Ctx, ty: &syn::Type, self_ty: Option<&str>, depth: u8) -> Option<String> {
         if depth > 4 {
             return None;
@@ -442,12 +615,18 @@ impl<'a> Resolver<'a> {
             syn::Type::Reference(r) => self.value_type(ctx, &r.elem, self_ty, depth + 1),
             syn::Type::Paren(p) => self.value_type(ctx, &p.elem, self_ty, depth + 1),
             syn::Type::Group(g) => self.value_type(ctx, &g.elem, self_ty, depth + 1),
+            // `dyn Trait`, `impl Trait`: a type known by its traits only (see `dyn_key`).
+            syn::Type::TraitObject(t) => self.dyn_key(ctx, &t.bounds),
+            syn::Type::ImplTrait(t) => self.dyn_key(ctx, &t.bounds),
             syn::Type::Path(p) if p.qself.is_none() => {
                 let last = p.path.segments.last()?;
                 if p.path.segments.len() == 1 && last.ident == "Self" {
                     return self_ty.map(str::to_string);
                 }
-                if matches!(last.ident.to_string().as_str(), "Result" | "Option" | "Box" | "Arc" | "Rc" | "Poll") {
+                if matches!(
+                    last.ident.to_string().as_str(),
+                    "Result" | "Option" | "Box" | "Arc" | "Rc" | "Poll" | "Mutex" | "RwLock" | "RefCell" | "Pin" | "ManuallyDrop"
+                ) {
                     let syn::PathArguments::AngleBracketed(a) = &last.arguments else { return None };
                     let Some(syn::GenericArgument::Type(inner)) = a.args.first() else { return None };
                     return self.value_type(ctx, inner, self_ty, depth + 1);
@@ -471,15 +650,30 @@ impl<'a> Resolver<'a> {
         Res::Dep { krate: x.to_string(), rest: Vec::new() }
     }
 
-    fn collect_field_types(&self, cfg: &dyn CfgEval) -> HashMap<String, Vec<String>> {
+    #[allow(clippy::type_complexity)]
+    fn collect_field_types(&self, cfg: &dyn CfgEval) -> (HashMap<String, Vec<String>>, HashMap<(String, String), String>) {
         let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        let mut by_struct = HashMap::new();
         for (m, module) in self.modules.iter().enumerate() {
             for e in &module.entries {
                 let Item::Struct(s) = &e.item else { continue };
-                for f in s.fields.iter().filter(|f| super::attrs::holds(&f.attrs, cfg)) {
-                    let Some(name) = &f.ident else { continue };
-                    if let Some(t) = self.type_key(Ctx { module: m, layers: &[] }, &f.ty) {
-                        let v = out.entry(name.to_string()).or_default();
+                let ctx = Ctx { module: m, layers: &[] };
+                let key = Self::local_key(&self.local_path(m, &s.ident.unraw().to_string()));
+                let params: HashSet<String> = s.generics.type_params().map(|p| p.ident.unraw().to_string()).collect();
+                for (i, f) in s.fields.iter().enumerate().filter(|(_, f)| super::attrs::holds(&f.attrs, cfg)) {
+                    let name = f.ident.as_ref().map_or_else(|| i.to_string(), |n| n.unraw().to_string());
+                    if let Some(t) = self.value_type(ctx, &f.ty, Some(&key), 0) {
+                        by_struct.insert((key.clone(), name.clone()), t);
+                    } else if let Some(p) = generic_param_of(&f.ty, &params) {
+                        // A field of a generic parameter's type: its bounds where it is used
+                        // (`impl<C: Connect> Client<C>`), see the visitor.
+                        by_struct.insert((key.clone(), name.clone()), format!("<param>{p}"));
+                    }
+                    if f.ident.is_none() {
+                        continue;
+                    }
+                    if let Some(t) = self.type_key(ctx, &f.ty) {
+                        let v = out.entry(name).or_default();
                         if !v.contains(&t) {
                             v.push(t);
                         }
@@ -487,7 +681,7 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
-        out
+        (out, by_struct)
     }
 
     /// The canonical path of a named type (`&mut OpenOptions` → `std::fs::OpenOptions`), for
@@ -1110,7 +1304,64 @@ impl<'a> Resolver<'a> {
         let mut public_traits = BTreeMap::new();
         self.export_map(ROOT, "", 0, &local_traits, &mut public_traits, &mut HashSet::new(), &|_: &Exports| &NO_TRAITS);
         let traits = public_traits.into_keys().collect();
-        Exports { aliases, macros, crate_name: self.crate_name.to_string(), summaries, returns, traits }
+        let (assoc_types, trait_assoc) = self.export_assoc();
+        let trait_ids = self.export_trait_ids();
+        let type_ids = self.export_type_ids();
+        Exports {
+            aliases,
+            macros,
+            crate_name: self.crate_name.to_string(),
+            summaries,
+            returns,
+            traits,
+            assoc_types,
+            trait_assoc,
+            trait_ids,
+            type_ids,
+            impls: Vec::new(),
+        }
+    }
+
+    /// The associated types other crates can name, by public paths (see
+    /// [`Exports::assoc_types`]); a local target type by its shortest public path, a private
+    /// one left out.
+    #[allow(clippy::type_complexity)]
+    fn export_assoc(&self) -> (BTreeMap<String, String>, BTreeMap<String, Vec<String>>) {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        static NONE_V: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        if self.assoc_types.is_empty() && self.trait_assoc.is_empty() {
+            return (BTreeMap::new(), BTreeMap::new());
+        }
+        let mut locals: BTreeMap<String, String> = BTreeMap::new();
+        for t in self.assoc_types.values().chain(self.trait_assoc.values().flatten()) {
+            if t.starts_with("crate::") {
+                locals.insert(t.clone(), t.clone());
+            }
+        }
+        let mut public_types = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &locals, &mut public_types, &mut HashSet::new(), &|_: &Exports| &NONE);
+        let mut by_type: HashMap<String, String> = HashMap::new();
+        for (public, t) in public_types {
+            let e = by_type.entry(t).or_insert_with(|| public.clone());
+            if (public.len(), &public) < (e.len(), e) {
+                *e = public;
+            }
+        }
+        let publish = |t: &String| -> Option<String> {
+            if t.starts_with("crate::") { by_type.get(t).map(|p| format!("crate::{p}")) } else { Some(t.clone()) }
+        };
+        let local: BTreeMap<String, String> = self.assoc_types.iter().filter_map(|(k, t)| Some((k.clone(), publish(t)?))).collect();
+        let mut assoc = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &local, &mut assoc, &mut HashSet::new(), &|_: &Exports| &NONE);
+        let by_trait: BTreeMap<String, Vec<String>> = self
+            .trait_assoc
+            .iter()
+            .map(|(k, ts)| (k.clone(), ts.iter().filter_map(publish).collect::<Vec<_>>()))
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
+        let mut traits = BTreeMap::new();
+        self.export_map(ROOT, "", 0, &by_trait, &mut traits, &mut HashSet::new(), &|_: &Exports| &NONE_V);
+        (assoc, traits)
     }
 
     /// What the public functions and methods return, by public path, as other crates can use

@@ -42,6 +42,82 @@ pub(crate) const MAX_SUMMARIES: usize = 50_000;
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub caps: BTreeMap<Capability, Vec<Hop>>,
+    /// Calls through a trait the item makes, itself or through what it calls, that only the
+    /// program can resolve (the trait's implementations may be in any crate of it): `TRAIT::m`
+    /// (see [`open_key`]) with the chain to the call.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub open: BTreeMap<String, Vec<Hop>>,
+    /// More calls through traits than a summary keeps ([`MAX_OPEN`]): the rest are counted as
+    /// unresolved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open_truncated: bool,
+}
+
+/// A trait method's implementation (or a trait's provided method), as the program step sees
+/// it: which call through a trait it may answer, what it reaches, and where it is.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ImplSummary {
+    /// [`open_key`]: the trait's id and the method.
+    pub key: String,
+    /// The implementing type's id (`NAME@VERSION#crate::..` for the crate's own, the path for
+    /// another's); `*` for a blanket implementation, `<default>` for a provided method.
+    pub self_ty: String,
+    /// How the method is shown in a chain (`hyper_util::client::legacy::connect::HttpConnector::call`).
+    pub display: String,
+    pub file: String,
+    pub line: u32,
+    pub summary: std::sync::Arc<Summary>,
+}
+
+/// A place in a crate's code whose call goes on through a trait: where the program step adds
+/// what the trait's implementations in the program reach.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct OpenSite {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// What the code calls (a dependency's function whose summary has the open call, or
+    /// `dyn Trait::method` for a call through a trait here).
+    pub path: String,
+    pub scope: crate::surface::model::Scope,
+    /// [`open_key`] of the call through the trait.
+    pub key: String,
+    /// The hops from the called function down to the call through the trait (empty when the
+    /// call is here).
+    pub chain: Vec<Hop>,
+}
+
+/// One summary for several items together (a library's public items): per capability and
+/// per call through a trait, the shortest chain among them.
+pub(crate) fn merge<'a>(items: impl Iterator<Item = &'a Summary>) -> Summary {
+    let mut out = Summary::default();
+    for s in items {
+        for (c, chain) in &s.caps {
+            if out.caps.get(c).is_none_or(|x| x.len() > chain.len()) {
+                out.caps.insert(*c, chain.clone());
+            }
+        }
+        for (k, chain) in &s.open {
+            if out.open.get(k).is_none_or(|x| x.len() > chain.len()) {
+                out.open.insert(k.clone(), chain.clone());
+            }
+        }
+        out.open_truncated |= s.open_truncated;
+    }
+    out
+}
+
+/// The most calls through traits a summary keeps.
+pub(crate) const MAX_OPEN: usize = 64;
+
+/// The key of a call through a trait: the trait's id and the method.
+pub(crate) fn open_key(trait_id: &str, method: &str) -> String {
+    format!("{trait_id}::{method}")
+}
+
+/// A trait's id and a method, from an [`open_key`].
+pub(crate) fn split_open(key: &str) -> (&str, &str) {
+    key.rsplit_once("::").unwrap_or((key, ""))
 }
 
 /// `first` then `rest`, at most [`MAX_CHAIN`] hops: the middle goes first.
@@ -67,6 +143,13 @@ pub(crate) struct CallGraph {
     direct: Vec<BTreeMap<Capability, Vec<Hop>>>,
     /// Per item: the crate's items it uses (callee key, the hop of the use).
     calls: Vec<Vec<(String, Hop)>>,
+    /// Items that run without being called (pre-main statics and functions).
+    roots: Vec<String>,
+    /// Per item: its calls through traits ([`open_key`]), with the hop of the call.
+    open: Vec<BTreeMap<String, Vec<Hop>>>,
+    /// The crate's own implementations of trait methods: open key → the implementing
+    /// item's key and display name.
+    impls: HashMap<String, Vec<(String, String)>>,
 }
 
 impl CallGraph {
@@ -80,7 +163,27 @@ impl CallGraph {
         self.index.insert(key.to_string(), i);
         self.direct.push(BTreeMap::new());
         self.calls.push(Vec::new());
+        self.open.push(BTreeMap::new());
         i
+    }
+
+    /// Item `i` calls method `key` ([`open_key`]) through a trait, shown by `chain` (its first
+    /// hop the place in the body).
+    pub fn open(&mut self, i: usize, key: String, chain: Vec<Hop>) {
+        match self.open[i].get(&key) {
+            Some(c) if c.len() <= chain.len() => {}
+            _ => {
+                self.open[i].insert(key, chain);
+            }
+        }
+    }
+
+    /// The crate implements `key` ([`open_key`]) with its item `item` (shown as `display`).
+    pub fn implements(&mut self, key: String, item: String, display: String) {
+        let v = self.impls.entry(key).or_default();
+        if !v.iter().any(|(k, _)| *k == item) {
+            v.push((item, display));
+        }
     }
 
     /// A use of `cap` in item `i`'s body, shown by `chain` (its first hop is the place in the
@@ -97,6 +200,19 @@ impl CallGraph {
         }
     }
 
+    /// The item `key` runs without being called (a `.init_array` static, a `#[ctor]` fn).
+    pub fn root(&mut self, key: &str) {
+        if !self.roots.iter().any(|r| r == key) {
+            self.roots.push(key.to_string());
+        }
+    }
+
+    /// The items that run without being called.
+    #[allow(dead_code)]
+    pub fn roots(&self) -> &[String] {
+        &self.roots
+    }
+
     /// Item `i` uses the crate's item `callee` at `hop`.
     pub fn calls(&mut self, i: usize, callee: String, hop: Hop) {
         if self.keys[i] != callee {
@@ -104,48 +220,81 @@ impl CallGraph {
         }
     }
 
-    /// Every item's summary: its direct uses and, through the calls, those of what it calls.
+    /// Every item's summary: its direct uses and, through the calls, those of what it calls;
+    /// its calls through traits, resolved to the crate's own implementations where it has
+    /// some (a call edge through the trait) and kept open for the program to resolve.
     /// Items that reach nothing are left out.
-    pub fn solve(self) -> BTreeMap<String, Summary> {
+    pub fn solve(mut self) -> BTreeMap<String, Summary> {
         let n = self.keys.len();
+        // A call through a trait reaches the crate's own implementations of it.
+        for i in 0..n {
+            let opens: Vec<(String, Vec<Hop>)> = self.open[i].iter().map(|(k, c)| (k.clone(), c.clone())).collect();
+            for (key, chain) in opens {
+                let Some(targets) = self.impls.get(&key) else { continue };
+                let Some(first) = chain.first() else { continue };
+                for (item, display) in targets.clone() {
+                    let hop = Hop { path: format!("{} -> {display}", first.path), ..first.clone() };
+                    if self.keys[i] != item {
+                        self.calls[i].push((item, hop));
+                    }
+                }
+            }
+        }
         // Callers of each item, with the hop of the call.
         let mut callers: Vec<Vec<(usize, Hop)>> = vec![Vec::new(); n];
-        for (i, calls) in self.calls.into_iter().enumerate() {
+        for (i, calls) in std::mem::take(&mut self.calls).into_iter().enumerate() {
             for (callee, hop) in calls {
                 if let Some(&c) = self.index.get(&callee) {
                     callers[c].push((i, hop));
                 }
             }
         }
-        let mut best: Vec<BTreeMap<Capability, Vec<Hop>>> = self.direct;
-        // Breadth-first by chain length: the first chain an item gets for a capability is a
-        // shortest one, and is never replaced, so this terminates on any graph.
-        let mut queue: VecDeque<(usize, Capability)> = VecDeque::new();
-        let mut order: Vec<(usize, Capability, usize)> = Vec::new();
-        for (i, caps) in best.iter().enumerate() {
-            for (cap, c) in caps {
-                order.push((i, *cap, c.len()));
-            }
-        }
-        order.sort_by_key(|x| x.2);
-        queue.extend(order.into_iter().map(|(i, c, _)| (i, c)));
-        while let Some((callee, cap)) = queue.pop_front() {
-            let tail = best[callee][&cap].clone();
-            for (caller, hop) in &callers[callee] {
-                if best[*caller].contains_key(&cap) {
-                    continue;
-                }
-                best[*caller].insert(cap, chain(hop.clone(), &tail));
-                queue.push_back((*caller, cap));
-            }
-        }
+        let caps = bfs(std::mem::take(&mut self.direct), &callers, None);
+        let mut truncated = vec![false; n];
+        let open = bfs(std::mem::take(&mut self.open), &callers, Some((MAX_OPEN, &mut truncated)));
         self.keys
             .into_iter()
-            .zip(best)
-            .filter(|(_, caps)| !caps.is_empty())
-            .map(|(k, caps)| (k, Summary { caps }))
+            .zip(caps.into_iter().zip(open).zip(truncated))
+            .filter(|(_, ((c, o), t))| !c.is_empty() || !o.is_empty() || *t)
+            .map(|(k, ((caps, open), open_truncated))| (k, Summary { caps, open, open_truncated }))
             .collect()
     }
+}
+
+/// Breadth-first by chain length from each item's own entries to its callers: the first chain
+/// an item gets for a key is a shortest one, and is never replaced, so this terminates on any
+/// graph. `limit`: at most that many keys per item, the items that hit it marked.
+fn bfs<K: Ord + Clone>(
+    mut best: Vec<BTreeMap<K, Vec<Hop>>>,
+    callers: &[Vec<(usize, Hop)>],
+    mut limit: Option<(usize, &mut Vec<bool>)>,
+) -> Vec<BTreeMap<K, Vec<Hop>>> {
+    let mut queue: VecDeque<(usize, K)> = VecDeque::new();
+    let mut order: Vec<(usize, K, usize)> = Vec::new();
+    for (i, m) in best.iter().enumerate() {
+        for (k, c) in m {
+            order.push((i, k.clone(), c.len()));
+        }
+    }
+    order.sort_by_key(|x| x.2);
+    queue.extend(order.into_iter().map(|(i, k, _)| (i, k)));
+    while let Some((callee, key)) = queue.pop_front() {
+        let tail = best[callee][&key].clone();
+        for (caller, hop) in &callers[callee] {
+            if best[*caller].contains_key(&key) {
+                continue;
+            }
+            if let Some((max, hit)) = limit.as_mut()
+                && best[*caller].len() >= *max
+            {
+                hit[*caller] = true;
+                continue;
+            }
+            best[*caller].insert(key.clone(), chain(hop.clone(), &tail));
+            queue.push_back((*caller, key.clone()));
+        }
+    }
+    best
 }
 
 #[cfg(test)]

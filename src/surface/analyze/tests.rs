@@ -9,7 +9,7 @@ use super::*;
 fn run(files: &[(&str, &str)]) -> Vec<String> {
     let tree: FileTree = files.iter().map(|(p, s)| (p.to_string(), s.as_bytes().to_vec())).collect();
     let deps = BTreeMap::new();
-    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me", version: "1.0.0" };
+    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me", version: "1.0.0", open_sites: false };
     let out = analyze_with(&unit, &TestCfg::linux(&[]), &TestRules::small());
     out.findings.iter().map(|f| format!("{} {}:{}:{} {}", f.capability, f.file, f.line, f.column, f.path)).collect()
 }
@@ -148,7 +148,7 @@ fn a_dependency_glob_does_not_hide_crates_or_std() {
     .map(|(a, b)| (a.to_string(), b.to_string()))
     .collect();
     deps.insert("wasm_bindgen".to_string(), std::sync::Arc::new(Exports { aliases, ..Exports::default() }));
-    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "m", version: "1.0.0" };
+    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "m", version: "1.0.0", open_sites: false };
     let out = analyze_with(&unit, &TestCfg::linux(&[]), &TestRules::small());
     let got: Vec<String> = out.findings.iter().map(|f| format!("{} {}:{} {}", f.capability, f.line, f.column, f.path)).collect();
     assert_eq!(got, ["fs.read 2:48 std::fs::read", "fs.write 2:14 std::fs::write"]);
@@ -226,11 +226,11 @@ fn run_two(dep: &str, me: &str) -> Vec<String> {
     let cfg = TestCfg::linux(&[]);
     let dep_tree: FileTree = [("src/lib.rs".to_string(), dep.as_bytes().to_vec())].into_iter().collect();
     let none = BTreeMap::new();
-    let unit = Unit { crate_name: "dep", files: &dep_tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &none, edition: Edition::E2021, marker: "__velaris_crate_dep", version: "1.0.0" };
+    let unit = Unit { crate_name: "dep", files: &dep_tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &none, edition: Edition::E2021, marker: "__velaris_crate_dep", version: "1.0.0", open_sites: false };
     let dep_out = analyze_with(&unit, &cfg, &rules);
     let deps: BTreeMap<String, std::sync::Arc<Exports>> = [("dep".to_string(), dep_out.exports)].into_iter().collect();
     let tree: FileTree = [("src/lib.rs".to_string(), me.as_bytes().to_vec())].into_iter().collect();
-    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me", version: "0.1.0" };
+    let unit = Unit { crate_name: "me", files: &tree, root: "src/lib.rs", scope: Scope::Runtime, deps: &deps, edition: Edition::E2021, marker: "__velaris_crate_me", version: "0.1.0", open_sites: false };
     let out = analyze_with(&unit, &cfg, &rules);
     out.findings
         .iter()

@@ -16,7 +16,7 @@ use super::summary::{self, CallGraph};
 use super::oracle::{CfgEval, RuleSource};
 use super::scope::{Ctx, NameScope, Res, Resolver, Target, UsePath};
 use crate::package::FileTree;
-use crate::surface::model::{CallStats, Capability, Hop};
+use crate::surface::model::{CallStats, Capability, Expansion, Hop};
 
 /// Macros whose arguments are comma-separated expressions (the format string is one).
 const EXPR_MACROS: &[&str] = &[
@@ -76,6 +76,52 @@ pub(crate) struct Analyzer<'a> {
     pub version: Rc<str>,
     /// Calls visited, and those whose callee is known.
     pub calls: CallStats,
+    /// The directory `#[path]` is relative to inside nested inline modules of a block
+    /// (innermost last); empty: the module's own.
+    block_dirs: Vec<String>,
+    /// Module files declared inside blocks (function bodies, `const` and `static`
+    /// initializers) and loaded from there, being visited (innermost last).
+    block_files: Vec<String>,
+    /// Every file loaded from a block, for the crate's list of analysed files.
+    pub extra_files: Vec<String>,
+    /// Per function body being visited (innermost last): the local names used other than as
+    /// the receiver of a method call (a builder bound to one of them escapes).
+    escaping: Vec<std::collections::HashSet<String>>,
+    /// Builder constructor calls (by address) whose value is seen whole: a chain to a
+    /// terminal method, or a local used only as a receiver.
+    seen_builders: Vec<usize>,
+    /// Generic parameters in scope with the traits that bound them (innermost last), as
+    /// `<dyn>` keys (see `Resolver::dyn_key`).
+    bounds: Vec<(String, String)>,
+    /// The trait (its id) of the `impl` being visited.
+    cur_trait: Option<String>,
+    /// Places whose call goes on through a trait, for the program step (kept only when
+    /// `record_sites`).
+    pub open_sites: Vec<summary::OpenSite>,
+    pub record_sites: bool,
+    /// The crate's implementations of trait methods and provided methods: (open key, item
+    /// key, implementing type's id, display, file, line).
+    pub impl_entries: Vec<(String, String, String, String, String, u32)>,
+    /// Ids of the crate's own types constructed somewhere in its code (struct literals,
+    /// tuple-struct and unit-struct values, enum variants).
+    pub constructed: std::collections::BTreeSet<String>,
+}
+
+/// The most places with calls through traits a crate records.
+const MAX_OPEN_SITES: usize = 20_000;
+
+/// `tokio@1.54.1#crate::io::AsyncRead` → `tokio::io::AsyncRead`; another id as it is.
+pub(crate) fn display_id(id: &str) -> String {
+    match id.split_once('#') {
+        Some((head, key)) => {
+            let name = head.split('@').next().unwrap_or(head);
+            match key.strip_prefix("crate") {
+                Some(rest) => format!("{name}{rest}"),
+                None => key.to_string(),
+            }
+        }
+        None => id.to_string(),
+    }
 }
 
 /// Where a macro invocation stands, which decides what its expansion must parse as.
@@ -127,6 +173,17 @@ impl<'a> Analyzer<'a> {
             self_ty: None,
             version: Rc::from(""),
             calls: CallStats::default(),
+            block_dirs: Vec::new(),
+            block_files: Vec::new(),
+            extra_files: Vec::new(),
+            escaping: Vec::new(),
+            seen_builders: Vec::new(),
+            bounds: Vec::new(),
+            cur_trait: None,
+            open_sites: Vec::new(),
+            record_sites: false,
+            impl_entries: Vec::new(),
+            constructed: std::collections::BTreeSet::new(),
         }
     }
 
@@ -183,7 +240,60 @@ impl<'a> Analyzer<'a> {
         for (cap, chain) in caps {
             self.add_via(cap, span, &display, &chain);
         }
+        // What it calls through traits goes on here: the program resolves it.
+        let opens: Vec<(String, Vec<Hop>)> = summary.open.iter().map(|(k, c)| (k.clone(), c.clone())).collect();
+        for (k, chain) in opens {
+            self.open_at(k, span, &display, &chain);
+        }
         true
+    }
+
+    /// A call whose callee goes on through a trait (`key`, an open key), shown by `path` and
+    /// `chain` (the hops down to the call through the trait; empty: it is here).
+    fn open_at(&mut self, key: String, span: Span, path: &str, chain: &[Hop]) {
+        if let Some(i) = self.cur {
+            let hop = self.hop(path, span);
+            self.graph.open(i, key.clone(), summary::chain(hop, chain));
+        }
+        if self.record_sites && self.open_sites.len() < MAX_OPEN_SITES {
+            let lc = span.start();
+            self.open_sites.push(summary::OpenSite {
+                file: self.file.to_string(),
+                line: (lc.line as u32).max(1),
+                column: lc.column as u32 + 1,
+                path: path.to_string(),
+                scope: self.sink.scope,
+                key,
+                chain: chain.to_vec(),
+            });
+        }
+    }
+
+    /// A method call through a trait: `method` of trait `id` on a value known by its traits.
+    fn open_call(&mut self, id: &str, method: &str, span: Span) {
+        let path = format!("dyn {}::{method}", display_id(id));
+        self.open_at(summary::open_key(id, method), span, &path, &[]);
+    }
+
+    /// A value made of a dependency's type (`dep::Loud`, `dep::Kind::A`, `dep::Pair(..)`).
+    fn constructs_dep(&mut self, krate: &str, rest: &[String]) {
+        let Some(ex) = self.r.deps().get(krate) else { return };
+        if ex.type_ids.is_empty() || !rest.last().is_some_and(|l| l.starts_with(|c: char| c.is_ascii_uppercase())) {
+            return;
+        }
+        for n in [rest.len(), rest.len().saturating_sub(1)] {
+            if let Some(id) = ex.type_ids.get(&rest[..n].join("::")) {
+                self.constructed.insert(id.clone());
+            }
+        }
+    }
+
+    /// A type the crate constructs (its id).
+    fn constructs(&mut self, key: &str) {
+        if key.starts_with("crate::") {
+            let id = self.r.local_trait_id(key);
+            self.constructed.insert(id);
+        }
     }
 
     /// The key of item `name` being defined in the current module (a function, a static).
@@ -211,6 +321,20 @@ impl<'a> Analyzer<'a> {
     fn report_target(&mut self, target: Target, span: Span) {
         match target {
             Target::Path(segs) => {
+                // A Linux system call number of linux-raw-sys (`__NR_unlinkat`), which rustix's
+                // and others' raw system call wrappers are handed: what that call does.
+                if segs.len() >= 2
+                    && segs[0] == "linux_raw_sys"
+                    && let Some(name) = segs[segs.len() - 1].strip_prefix("__NR_")
+                {
+                    if let Some(caps) = self.rules.syscall(name) {
+                        let label = format!("{} (system call {name})", segs.join("::"));
+                        for c in caps {
+                            self.add(c, span, label.clone());
+                        }
+                    }
+                    return;
+                }
                 let refs: Vec<&str> = segs.iter().map(String::as_str).collect();
                 if let Some(caps) = self.rules.path(&refs) {
                     let p = segs.join("::");
@@ -228,8 +352,86 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// `T::Assoc::rest` where `Assoc` is an associated type of the crate's `impl`s: the
+    /// paths it stands for, one per type the associated type can be (`Self::Cmd::new` in
+    /// `impl Tr for Shell { type Cmd = Command; }` → `std::process::Command::new`; for a
+    /// trait's `<T as Tr>::Cmd` with `T` unknown, every `impl` of `Tr`'s).
+    fn through_assoc(&self, up: &UsePath) -> Option<Vec<Vec<String>>> {
+        if up.segs.len() < 3
+            || (self.r.assoc_types.is_empty()
+                && self.r.trait_assoc.is_empty()
+                && self.r.deps().values().all(|d| d.assoc_types.is_empty() && d.trait_assoc.is_empty()))
+        {
+            return None;
+        }
+        for k in 1..up.segs.len() - 1 {
+            let prefix = UsePath { leading: up.leading, segs: up.segs[..k].to_vec() };
+            let key = if !up.leading && k == 1 && up.segs[0] == "Self" {
+                self.self_ty.clone()
+            } else {
+                match self.r.resolve(self.ctx(), &prefix, true) {
+                    Some(Res::Local(p)) => Some(Resolver::local_key(&p)),
+                    Some(r) => match self.r.finalize(r) {
+                        Some(Target::Path(p)) => Some(p.join("::")),
+                        _ => None,
+                    },
+                    None => None,
+                }
+            };
+            let Some(key) = key else { continue };
+            let assoc = format!("{key}::{}", up.segs[k]);
+            let mut targets: Vec<String> = match self.r.assoc_types.get(&assoc) {
+                Some(t) => vec![t.clone()],
+                None => self.r.trait_assoc.get(&assoc).cloned().unwrap_or_default(),
+            };
+            // A dependency's type or trait: what its `impl`s export.
+            if targets.is_empty()
+                && let Some(Res::Dep { krate, rest }) = self.r.resolve(self.ctx(), &prefix, true)
+                && let Some(ex) = self.r.deps().get(&krate)
+            {
+                let dk = format!("{}::{}", rest.join("::"), up.segs[k]);
+                let found: Vec<String> = match ex.assoc_types.get(&dk) {
+                    Some(t) => vec![t.clone()],
+                    None => ex.trait_assoc.get(&dk).cloned().unwrap_or_default(),
+                };
+                let display = self.r.crate_display(&krate).to_string();
+                targets = found
+                    .into_iter()
+                    .map(|t| match t.strip_prefix("crate::") {
+                        Some(tail) => format!("{display}::{tail}"),
+                        None => t,
+                    })
+                    .collect();
+            }
+            if targets.is_empty() {
+                continue;
+            }
+            return Some(
+                targets
+                    .into_iter()
+                    .map(|t| {
+                        let mut segs: Vec<String> = t.split("::").map(str::to_string).collect();
+                        segs.extend(up.segs[k + 1..].iter().cloned());
+                        segs
+                    })
+                    .collect(),
+            );
+        }
+        None
+    }
+
     fn report_path(&mut self, up: &UsePath, span: Span) {
         if up.segs.len() == 1 && !up.leading && self.is_local(&up.segs[0]) {
+            return;
+        }
+        if let Some(paths) = self.through_assoc(up) {
+            for segs in paths {
+                if segs[0] == "crate" {
+                    self.use_local(segs.join("::"), span);
+                } else {
+                    self.type_item(&segs, span);
+                }
+            }
             return;
         }
         // `Self::f` in an `impl`: the type's associated item.
@@ -249,9 +451,20 @@ impl<'a> Analyzer<'a> {
             return;
         }
         match self.r.resolve(self.ctx(), up, false) {
-            Some(Res::Local(p)) => self.use_local(Resolver::local_key(&p), span),
+            Some(Res::Local(p)) => {
+                // A tuple-struct or unit-struct value, or an enum variant: the type is made.
+                if p.last().is_some_and(|l| l.starts_with(|c: char| c.is_ascii_uppercase())) {
+                    let key = Resolver::local_key(&p);
+                    self.constructs(&key);
+                    if let Some((parent, _)) = key.rsplit_once("::") {
+                        self.constructs(parent);
+                    }
+                }
+                self.use_local(Resolver::local_key(&p), span)
+            }
             Some(r) => {
                 if let Res::Dep { krate, rest } = &r {
+                    self.constructs_dep(krate, rest);
                     self.use_dep(krate, rest, span);
                 }
                 if let Some(t) = self.r.finalize(r) {
@@ -287,6 +500,31 @@ impl<'a> Analyzer<'a> {
     /// provided method, a std extension trait such as `FileExt`, a type alias or wrapper the
     /// type key stands for): every trait in scope is tried too.
     fn report_method_of(&mut self, ty: &str, method: &str, span: Span, via_traits: bool) {
+        // A generic parameter's field type: its bounds here.
+        if let Some(p) = ty.strip_prefix("<param>") {
+            match self.bound_of(p) {
+                Some(k) => return self.report_method_of(&k, method, span, via_traits),
+                None => {
+                    if via_traits {
+                        self.report_trait_method(method, span);
+                    }
+                    return;
+                }
+            }
+        }
+        // A value known by its traits: a call through each of them.
+        if let Some(ids) = ty.strip_prefix("<dyn>") {
+            for id in ids.split('+').map(str::to_string).collect::<Vec<_>>() {
+                self.open_call(&id, method, span);
+            }
+            return;
+        }
+        // `self` in a trait's provided method: the trait's own method (a provided one is
+        // an item of the crate; any of them may be implemented elsewhere).
+        if self.r.local_traits.contains(ty) {
+            let id = self.r.local_trait_id(ty);
+            self.open_call(&id, method, span);
+        }
         let mut known = false;
         if ty.starts_with("crate::") {
             let key = format!("{ty}::{method}");
@@ -341,6 +579,9 @@ impl<'a> Analyzer<'a> {
             Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 && p.path.leading_colon.is_none() => {
                 self.local_type(&p.path.segments[0].ident.unraw().to_string())
             }
+            // A value wrapped (`Some(x)`, `Ok(x)`, `Box::new(x)`, `Arc::new(x)`): types are keys
+            // with the wrappers looked through.
+            Expr::Call(c) if is_wrapper_call(&c.func) && c.args.len() == 1 => self.type_of(&c.args[0]),
             Expr::Call(c) => match &*c.func {
                 // `Self::new()` in an `impl`: what it is declared to return, else the type.
                 Expr::Path(f)
@@ -353,23 +594,7 @@ impl<'a> Analyzer<'a> {
                     let name = f.path.segments[1].ident.unraw().to_string();
                     Some(self.method_return(&ty, &name).unwrap_or(ty))
                 }
-                Expr::Path(f) if f.qself.is_none() => {
-                    let up = UsePath::from_path(&f.path);
-                    let res = self.r.resolve(self.ctx(), &up, true);
-                    let declared = match &res {
-                        Some(Res::Local(p)) => self.r.returns.get(&Resolver::local_key(p)).cloned(),
-                        Some(Res::Dep { krate, rest }) => self.dep_return(krate, &rest.join("::")),
-                        _ => None,
-                    };
-                    if declared.is_some() {
-                        return declared;
-                    }
-                    let returned = match res.and_then(|r| self.r.finalize(r)) {
-                        Some(Target::Path(segs)) => self.rules.returns(&segs.join("::")),
-                        _ => None,
-                    };
-                    returned.or_else(|| self.r.assoc_type(self.ctx(), &up))
-                }
+                Expr::Path(f) if f.qself.is_none() => self.fn_result(&f.path),
                 Expr::Path(f) => {
                     let q = f.qself.as_ref()?;
                     (q.position == 0).then(|| self.r.type_key(self.ctx(), &q.ty)).flatten()
@@ -379,6 +604,9 @@ impl<'a> Analyzer<'a> {
             // What the method is declared to return; else a builder chain: a method on a
             // known type is assumed to return it (`.unwrap()`, `.await` and `?` keep it too).
             Expr::MethodCall(m) => {
+                if let Some(t) = self.combinator_type(m) {
+                    return Some(t);
+                }
                 let recv = self.type_of(&m.receiver)?;
                 Some(self.method_return(&recv, &m.method.unraw().to_string()).unwrap_or(recv))
             }
@@ -389,15 +617,62 @@ impl<'a> Analyzer<'a> {
             Expr::Await(a) => self.type_of(&a.base),
             Expr::Lit(l) if matches!(l.lit, syn::Lit::Str(_)) => Some("str".to_string()),
             Expr::Macro(m) if loader::is_std_macro(&m.mac.path, "format") => Some("std::string::String".into()),
-            Expr::Field(f) => match &f.member {
-                syn::Member::Named(n) => match self.r.field_types.get(&n.to_string()) {
+            Expr::Field(f) => {
+                let member = match &f.member {
+                    syn::Member::Named(n) => n.unraw().to_string(),
+                    syn::Member::Unnamed(i) => i.index.to_string(),
+                };
+                // The field of a struct whose type is known (`self.std`), else a field name
+                // with one type crate-wide.
+                if let Some(base) = self.type_of(&f.base)
+                    && let Some(t) = self.r.struct_fields.get(&(base, member.clone()))
+                {
+                    return Some(t.clone());
+                }
+                match self.r.field_types.get(&member) {
                     Some(v) if v.len() == 1 => Some(v[0].clone()),
                     _ => None,
-                },
-                _ => None,
-            },
+                }
+            }
             _ => None,
         }
+    }
+
+    /// The type an `Option`/`Result`/iterator combinator gives its result: `x.map(Path::new)`
+    /// is what `Path::new` returns, `x.and_then(|v| File::open(v))` what the closure's body
+    /// is (types are keys with `Option` and `Result` looked through).
+    fn combinator_type(&self, m: &syn::ExprMethodCall) -> Option<String> {
+        let name = m.method.unraw().to_string();
+        if !matches!(name.as_str(), "map" | "and_then" | "then" | "then_some" | "map_or_else" | "or_else" | "unwrap_or_else" | "get_or_insert_with") {
+            return None;
+        }
+        let f = m.args.last()?;
+        match f {
+            Expr::Closure(c) => self.type_of(&c.body),
+            Expr::Path(p) if p.qself.is_none() => self.fn_result(&p.path),
+            _ if name == "then_some" => self.type_of(f),
+            _ => None,
+        }
+    }
+
+    /// What calling the function `path` names returns, as a type key: declared, from the
+    /// rules, or the type of an associated function (`Path::new` → `std::path::Path`).
+    fn fn_result(&self, path: &syn::Path) -> Option<String> {
+        let up = UsePath::from_path(path);
+        let res = self.r.resolve(self.ctx(), &up, true);
+        let declared = match &res {
+            Some(Res::Local(p)) => self.r.returns.get(&Resolver::local_key(p)).cloned(),
+            Some(Res::Dep { krate, rest }) => self.dep_return(krate, &rest.join("::")),
+            _ => None,
+        };
+        if declared.is_some() {
+            return declared;
+        }
+        let returned = match res.and_then(|r| self.r.finalize(r)) {
+            Some(Target::Path(segs)) => self.rules.returns(&segs.join("::")),
+            _ => None,
+        };
+        returned.or_else(|| self.r.assoc_type(self.ctx(), &up))
     }
 
     /// What method `method` of type `ty` (a type key) is declared to return: the crate's own
@@ -439,6 +714,14 @@ impl<'a> Analyzer<'a> {
             Pat::Reference(r) => self.bind_pat(&r.pat, ty),
             Pat::Paren(x) => self.bind_pat(&x.pat, ty),
             Pat::Tuple(t) => t.elems.iter().for_each(|e| self.bind_pat(e, None)),
+            // `Some(x)`, `Ok(x)`, `Err(x)`: types are keys with those wrappers looked
+            // through, so `x` has the type of the value matched.
+            Pat::TupleStruct(t)
+                if t.elems.len() == 1
+                    && t.path.segments.last().is_some_and(|s| s.ident == "Some" || s.ident == "Ok") =>
+            {
+                self.bind_pat(&t.elems[0], ty)
+            }
             Pat::TupleStruct(t) => t.elems.iter().for_each(|e| self.bind_pat(e, None)),
             Pat::Slice(t) => t.elems.iter().for_each(|e| self.bind_pat(e, None)),
             Pat::Or(t) => t.cases.iter().for_each(|e| self.bind_pat(e, None)),
@@ -447,19 +730,163 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// The type a parameter's methods are looked up on: its type with wrappers looked through
+    /// (`Option<File>` → `File`), or, for a generic parameter or `impl Trait` bounded by a
+    /// conversion trait (`P: AsRef<Path>`, `impl Into<PathBuf>`, `Borrow<T>`,
+    /// `Deref<Target = T>`), the type it converts to (`path.as_ref().metadata()`).
+    fn param_type(&self, ty: &Type, conv: &[(String, String)]) -> Option<String> {
+        match ty {
+            Type::Reference(r) => return self.param_type(&r.elem, conv),
+            Type::Paren(p) => return self.param_type(&p.elem, conv),
+            Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+                let name = p.path.segments[0].ident.unraw().to_string();
+                if let Some((_, t)) = conv.iter().find(|(n, _)| *n == name) {
+                    return Some(t.clone());
+                }
+                if let Some(t) = self.bound_of(&name) {
+                    return Some(t);
+                }
+            }
+            Type::ImplTrait(it) => {
+                if let Some(t) = it.bounds.iter().find_map(|b| self.conversion_target(b)) {
+                    return Some(t);
+                }
+            }
+            _ => {}
+        }
+        self.r.value_type(self.ctx(), ty, self.self_ty.as_deref(), 0)
+    }
+
+    /// The `<dyn>` key of generic parameter `name` in scope, if its bounds name traits.
+    fn bound_of(&self, name: &str) -> Option<String> {
+        self.bounds.iter().rev().find(|(n, _)| n == name).map(|(_, t)| t.clone())
+    }
+
+    /// The trait bounds of generics (parameters and `where` clauses), pushed on the scope
+    /// stack; returns how many were pushed.
+    fn push_bounds(&mut self, g: &syn::Generics) -> usize {
+        let mut found: Vec<(String, String)> = Vec::new();
+        for p in g.type_params() {
+            if let Some(k) = self.r.dyn_key(self.ctx(), &p.bounds) {
+                found.push((p.ident.unraw().to_string(), k));
+            }
+        }
+        if let Some(w) = &g.where_clause {
+            for pred in &w.predicates {
+                if let syn::WherePredicate::Type(pt) = pred
+                    && let Type::Path(tp) = &pt.bounded_ty
+                    && tp.qself.is_none()
+                    && tp.path.segments.len() == 1
+                    && let Some(k) = self.r.dyn_key(self.ctx(), &pt.bounds)
+                {
+                    let name = tp.path.segments[0].ident.unraw().to_string();
+                    match found.iter_mut().find(|(n, _)| *n == name) {
+                        Some((_, prev)) => {
+                            prev.push('+');
+                            prev.push_str(k.trim_start_matches("<dyn>"));
+                        }
+                        None => found.push((name, k)),
+                    }
+                }
+            }
+        }
+        let n = found.len();
+        self.bounds.extend(found);
+        n
+    }
+
+    /// The type a conversion-trait bound converts to (`AsRef<Path>` → `std::path::Path`).
+    fn conversion_target(&self, b: &syn::TypeParamBound) -> Option<String> {
+        let syn::TypeParamBound::Trait(t) = b else { return None };
+        let last = t.path.segments.last()?;
+        let syn::PathArguments::AngleBracketed(a) = &last.arguments else { return None };
+        let inner = a.args.iter().find_map(|g| match g {
+            syn::GenericArgument::Type(t) if matches!(last.ident.to_string().as_str(), "AsRef" | "AsMut" | "Borrow" | "BorrowMut" | "Into") => Some(t),
+            syn::GenericArgument::AssocType(at) if last.ident == "Deref" && at.ident == "Target" => Some(&at.ty),
+            _ => None,
+        })?;
+        self.r.value_type(self.ctx(), inner, self.self_ty.as_deref(), 0)
+    }
+
+    /// Generic parameters bounded by a conversion trait, with the type they convert to.
+    fn conversions(&self, g: &syn::Generics) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for p in &g.params {
+            if let syn::GenericParam::Type(tp) = p
+                && let Some(t) = tp.bounds.iter().find_map(|b| self.conversion_target(b))
+            {
+                out.push((tp.ident.unraw().to_string(), t));
+            }
+        }
+        if let Some(w) = &g.where_clause {
+            for pred in &w.predicates {
+                if let syn::WherePredicate::Type(pt) = pred
+                    && let Type::Path(tp) = &pt.bounded_ty
+                    && tp.qself.is_none()
+                    && tp.path.segments.len() == 1
+                    && let Some(t) = pt.bounds.iter().find_map(|b| self.conversion_target(b))
+                {
+                    out.push((tp.path.segments[0].ident.unraw().to_string(), t));
+                }
+            }
+        }
+        out
+    }
+
     fn fn_body(&mut self, sig: &syn::Signature, block: &syn::Block) {
         let saved = std::mem::take(&mut self.locals);
+        let pushed = self.push_bounds(&sig.generics);
+        let conv = self.conversions(&sig.generics);
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Typed(pt) => {
-                    let t = self.r.type_key(self.ctx(), &pt.ty);
+                    let t = self.param_type(&pt.ty, &conv);
                     self.bind_pat(&pt.pat, t);
                 }
                 syn::FnArg::Receiver(_) => self.locals.push(("self".to_string(), self.self_ty.clone())),
             }
         }
+        self.escaping.push(escaping_names(block));
+        let marks = self.seen_builders.len();
         self.visit_block(block);
+        self.seen_builders.truncate(marks);
+        self.escaping.pop();
+        self.bounds.truncate(self.bounds.len() - pushed);
         self.locals = saved;
+    }
+
+    /// The builder a call's function makes (`OpenOptions::new`), if the rules know one.
+    fn builder_of(&self, func: &Expr) -> Option<std::sync::Arc<crate::surface::rules::Builder>> {
+        let Expr::Path(p) = func else { return None };
+        if p.qself.is_some() {
+            return None;
+        }
+        let up = UsePath::from_path(&p.path);
+        let target = match self.r.resolve(self.ctx(), &up, false) {
+            Some(Res::Local(_)) => return None,
+            Some(r) => self.r.finalize(r),
+            None => None,
+        };
+        match target {
+            Some(Target::Path(segs)) => self.rules.builder(&segs.join("::")),
+            _ => None,
+        }
+    }
+
+    /// The constructor call at the root of a chain (`OpenOptions::new()` in
+    /// `OpenOptions::new().write(true)?`), if the root is a builder's.
+    fn builder_root<'e>(&self, e: &'e Expr) -> Option<(&'e syn::ExprCall, std::sync::Arc<crate::surface::rules::Builder>)> {
+        let mut e = e;
+        loop {
+            match e {
+                Expr::MethodCall(m) => e = &m.receiver,
+                Expr::Try(t) => e = &t.expr,
+                Expr::Paren(p) => e = &p.expr,
+                Expr::Await(a) => e = &a.base,
+                Expr::Call(c) => return self.builder_of(&c.func).map(|b| (c, b)),
+                _ => return None,
+            }
+        }
     }
 
     /// `unsafe fn`, `extern "C" fn`, `#[no_mangle]` / `#[export_name]`.
@@ -532,10 +959,13 @@ impl<'a> Analyzer<'a> {
         let mut out = Vec::with_capacity(stmts.len());
         // The expansions are held until the block has been visited.
         let mark = self.r.ex.mark();
-        self.expand_stmts(stmts.iter().map(Cow::Borrowed).collect(), &mut scope, &mut out, 0);
-        let refs: Vec<&Stmt> = out.iter().map(|(s, _)| s.as_ref()).collect();
-        let scopes: Vec<Textual> = out.iter().map(|(_, t)| t.clone()).collect();
+        let origin = self.sink.origin.clone();
+        self.expand_stmts(stmts.iter().map(Cow::Borrowed).collect(), &mut scope, &mut out, 0, &origin);
+        let refs: Vec<&Stmt> = out.iter().map(|(s, _, _)| s.as_ref()).collect();
+        let scopes: Vec<(Textual, Option<Rc<Expansion>>)> = out.iter().map(|(_, t, o)| (t.clone(), o.clone())).collect();
         self.visit_stmts_plain(&refs, Some(&scopes));
+        self.sink.origin = origin;
+        drop(scopes);
         drop(refs);
         drop(out);
         self.r.ex.release_to(mark);
@@ -544,10 +974,19 @@ impl<'a> Analyzer<'a> {
 
     /// Statement macros expanded in place (recursively), each statement with the textual
     /// macro scope it sees; statements that are not macros are borrowed, not copied.
-    fn expand_stmts<'s>(&mut self, stmts: Vec<Cow<'s, Stmt>>, scope: &mut Textual, out: &mut Vec<(Cow<'s, Stmt>, Textual)>, depth: usize) {
+    /// `origin`: the macro whose expansion these statements come from.
+    #[allow(clippy::type_complexity)]
+    fn expand_stmts<'s>(
+        &mut self,
+        stmts: Vec<Cow<'s, Stmt>>,
+        scope: &mut Textual,
+        out: &mut Vec<(Cow<'s, Stmt>, Textual, Option<Rc<Expansion>>)>,
+        depth: usize,
+        origin: &Option<Rc<Expansion>>,
+    ) {
         for s in stmts {
             let Some(mac) = stmt_macro(&s) else {
-                out.push((s, scope.clone()));
+                out.push((s, scope.clone(), origin.clone()));
                 continue;
             };
             if !attrs::holds(attrs::stmt_attrs(&s), self.cfg) {
@@ -558,7 +997,8 @@ impl<'a> Analyzer<'a> {
             {
                 if let Some(name) = &im.ident {
                     let name = name.unraw().to_string();
-                    let def = MacroDefn::local(name.clone(), mac.tokens.clone(), self.r.ex.edition, false);
+                    let line = im.ident.as_ref().map_or(1, |i| i.span().start().line);
+                    let def = MacroDefn::local(name.clone(), mac.tokens.clone(), self.r.ex.edition, false).at(self.r.ex, &self.file, line);
                     *scope = scope.with(name, std::rc::Rc::new(def));
                 }
                 continue;
@@ -567,23 +1007,23 @@ impl<'a> Analyzer<'a> {
             if loader::is_cfg_if(&mac.path) && self.depth + depth < limit {
                 let file = self.file.clone();
                 if let Some(inner) = loader::expand_cfg_if_stmts(mac, self.cfg, &file, self.sink) {
-                    self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1);
+                    self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1, origin);
                     continue;
                 }
-                out.push((s, scope.clone()));
+                out.push((s, scope.clone(), origin.clone()));
                 continue;
             }
             self.macros = scope.clone();
             let Some(def) = self.resolve_macro(&mac.path) else {
                 if macros::is_paste(&mac.path) && self.depth + depth < limit {
                     match macros::paste(&mac.tokens).map_err(|e| e.to_string()).and_then(|t| macros::parse_stmts(t).map_err(|e| e.to_string())) {
-                        Ok(inner) => self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1),
+                        Ok(inner) => self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1, origin),
                         Err(e) => self.fail(mac, "paste", e, mac.tokens.clone()),
                     }
                     continue;
                 }
                 // A built-in or unknown macro: visited as it is.
-                out.push((s, scope.clone()));
+                out.push((s, scope.clone(), origin.clone()));
                 continue;
             };
             if self.depth + depth >= limit {
@@ -598,18 +1038,22 @@ impl<'a> Analyzer<'a> {
                 }
             };
             match macros::parse_stmts(expanded.clone()) {
-                Ok(inner) => self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1),
+                Ok(inner) => {
+                    let inner_origin = def.origin.clone().or_else(|| origin.clone());
+                    self.expand_stmts(inner.into_iter().map(Cow::Owned).collect(), scope, out, depth + 1, &inner_origin)
+                }
                 Err(e) => self.fail(mac, &def.name, e.to_string(), expanded),
             }
         }
     }
 
-    fn visit_stmts_plain(&mut self, stmts: &[&Stmt], scopes: Option<&[Textual]>) {
+    fn visit_stmts_plain(&mut self, stmts: &[&Stmt], scopes: Option<&[(Textual, Option<Rc<Expansion>>)]>) {
         let pushed = self.push_layer(stmts);
         self.with_locals_scope(|this| {
             for (i, s) in stmts.iter().enumerate() {
                 if let Some(sc) = scopes {
-                    this.macros = sc[i].clone();
+                    this.macros = sc[i].0.clone();
+                    this.sink.origin = sc[i].1.clone();
                 }
                 this.visit_stmt(s);
             }
@@ -641,7 +1085,10 @@ impl<'a> Analyzer<'a> {
             Ok(t) => t,
             Err(e) => return self.fail(mac, &def.name, e.to_string(), mac.tokens.clone()),
         };
+        let inner = def.origin.clone().or_else(|| self.sink.origin.clone());
+        let saved = std::mem::replace(&mut self.sink.origin, inner);
         self.visit_expansion(mac, &def.name, out, pos);
+        self.sink.origin = saved;
         self.r.ex.release_to(mark);
     }
 
@@ -658,21 +1105,8 @@ impl<'a> Analyzer<'a> {
                 // A block-like expansion (`{ let x = ..; x }` without the braces) is still code.
                 Err(e) => macros::parse_stmts(out.clone()).map(|st| self.visit_stmts(&st)).map_err(|_| e),
             },
-            Pos::Items => macros::parse_items(out.clone()).map(|items| {
-                for it in &items {
-                    if let Item::Mod(m) = it
-                        && m.content.is_none()
-                        && attrs::holds(&m.attrs, self.cfg)
-                    {
-                        self.add(
-                            Capability::Unanalyzed,
-                            macros::call_site(&mac.path),
-                            format!("`mod {};` produced by `{name}!` here is not loaded", m.ident),
-                        );
-                    }
-                }
-                self.visit_loose_items(items)
-            }),
+            // A `mod x;` among the items is loaded where it stands (see `visit_item_mod`).
+            Pos::Items => macros::parse_items(out.clone()).map(|items| self.visit_loose_items(items)),
             Pos::ImplItems => macros::parse_impl_items(out.clone()).map(|items| items.iter().for_each(|i| self.visit_impl_item(i))),
             Pos::TraitItems => macros::parse_trait_items(out.clone()).map(|items| items.iter().for_each(|i| self.visit_trait_item(i))),
             Pos::ForeignItems(abi) => {
@@ -683,6 +1117,46 @@ impl<'a> Analyzer<'a> {
         self.depth -= 1;
         if let Err(e) = parsed {
             self.fail(mac, name, e.to_string(), out);
+        }
+    }
+
+    /// `mod x;` inside a block: every file it is in some configuration, parsed and visited
+    /// in place, with its own `mod` items relative to it.
+    fn load_block_mod(&mut self, m: &syn::ItemMod, name: &str, dir: &str) {
+        let files = loader::ModFiles::of(&m.attrs, self.cfg);
+        let c = loader::mod_candidates(&files, dir, dir, name, self.tree);
+        let span = m.mod_token.span;
+        for p in &c.outside {
+            self.add(Capability::Unanalyzed, span, format!("module file of `mod {name}` is outside the package and refused (#[path = {p:?}])"));
+        }
+        if c.existing.is_empty() {
+            if c.outside.is_empty() {
+                let tried: Vec<String> = c.tried.iter().map(|(t, _)| t.clone()).collect();
+                self.add(Capability::Unanalyzed, span, format!("module file of `mod {name}` not found (tried {})", tried.join(", ")));
+            }
+            return;
+        }
+        for (target, via_path) in c.existing {
+            if self.block_files.len() >= MAX_INCLUDE_DEPTH || self.block_files.contains(&target) || self.includes.contains(&target) {
+                self.add(Capability::Unanalyzed, span, format!("circular module `mod {name}` ({target})"));
+                continue;
+            }
+            let Some(bytes) = self.tree.get(&target) else { continue };
+            let Some(mut parsed) = loader::parse_source(bytes, &target, self.sink, self.r.ex.edition) else { continue };
+            if !attrs::active(&mut parsed.attrs, self.cfg) {
+                continue;
+            }
+            self.extra_files.push(target.clone());
+            let child = super::paths::child_dir(&target, super::paths::is_mod_rs(&target, via_path));
+            let saved_file = std::mem::replace(&mut self.file, Rc::from(target.as_str()));
+            let saved_locals = std::mem::take(&mut self.locals);
+            self.block_files.push(target);
+            self.block_dirs.push(child);
+            self.visit_loose_items(parsed.items);
+            self.block_dirs.pop();
+            self.block_files.pop();
+            self.locals = saved_locals;
+            self.file = saved_file;
         }
     }
 
@@ -826,8 +1300,22 @@ impl<'a> Analyzer<'a> {
                         if matches!(toks.get(j), Some(TokenTree::Punct(b)) if b.as_char() == '!') {
                             j += 1;
                         }
-                        if matches!(toks.get(j), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket) {
+                        if let Some(TokenTree::Group(g)) = toks.get(j)
+                            && g.delimiter() == Delimiter::Bracket
+                        {
                             i = j + 1;
+                            // `#[wasm_bindgen] extern "C" { .. }` imports JavaScript on wasm;
+                            // elsewhere its items are stubs: no foreign call.
+                            if self.is_wasm_bindgen_attr(&g.stream())
+                                && matches!(toks.get(i), Some(TokenTree::Ident(e)) if e == "extern")
+                                && self.cfg.eval(&"target_arch = \"wasm32\"".parse().unwrap_or_default()) != Some(true)
+                            {
+                                let mut k = i + 1;
+                                while k < toks.len() && !matches!(&toks[k], TokenTree::Group(b) if b.delimiter() == Delimiter::Brace) {
+                                    k += 1;
+                                }
+                                i = (k + 1).min(toks.len());
+                            }
                             continue;
                         }
                         i += 1;
@@ -909,6 +1397,20 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
+    }
+
+    /// Whether an attribute's tokens are `wasm_bindgen` (a path ending in it), with or
+    /// without arguments.
+    fn is_wasm_bindgen_attr(&self, ts: &TokenStream) -> bool {
+        let mut last = None;
+        for t in ts.clone() {
+            match t {
+                TokenTree::Ident(i) => last = Some(i.to_string()),
+                TokenTree::Punct(p) if p.as_char() == ':' => {}
+                _ => break,
+            }
+        }
+        last.as_deref() == Some("wasm_bindgen")
     }
 
     /// A path starting at `toks[start]` (an identifier, `$crate` or `::`): report it and any
@@ -1055,7 +1557,34 @@ impl<'a> Analyzer<'a> {
         if handle != "RTLD_DEFAULT" && handle != "RTLD_NEXT" {
             return false;
         }
-        self.add(Capability::Ffi, first_span(path), format!("{display}({handle}): a symbol lookup"));
+        let span = first_span(path);
+        self.add(Capability::Ffi, span, format!("{display}({handle}): a symbol lookup"));
+        // A constant name: what that symbol does (`dlsym(RTLD_DEFAULT, c"system")` is
+        // `system`'s process.spawn); another name is only a foreign call.
+        if let Some(name) = c.args.iter().nth(1).and_then(const_c_string) {
+            let label = format!("{display}({handle}, \"{name}\")");
+            for cap in self.rules.symbol(&name) {
+                self.add(cap, span, label.clone());
+            }
+        }
+        true
+    }
+
+    /// `libc::write(1 | 2 | STDOUT_FILENO | STDERR_FILENO, ..)` (and `writev`): a write to
+    /// the standard output or error the process inherited, not to a file it opened.
+    fn std_stream_write(&mut self, c: &syn::ExprCall, symbol: &str, path: &syn::Path, display: &str) -> bool {
+        if !matches!(symbol, "write" | "writev") {
+            return false;
+        }
+        let std_fd = match c.args.first().map(strip_casts) {
+            Some(Expr::Lit(l)) => matches!(&l.lit, syn::Lit::Int(i) if matches!(i.base10_digits(), "1" | "2")),
+            Some(Expr::Path(p)) => p.path.segments.last().is_some_and(|s| s.ident == "STDOUT_FILENO" || s.ident == "STDERR_FILENO"),
+            _ => false,
+        };
+        if !std_fd {
+            return false;
+        }
+        self.add(Capability::Ffi, first_span(path), format!("{display} to the standard output or error"));
         true
     }
 
@@ -1092,6 +1621,9 @@ impl<'a> Analyzer<'a> {
         };
         if symbol == "dlsym" {
             return self.dlsym_call(c, &p.path, &display);
+        }
+        if self.std_stream_write(c, &symbol, &p.path, &display) {
+            return true;
         }
         if symbol != "syscall" {
             return false;
@@ -1148,6 +1680,22 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// Whether an item runs without being called: a `static` in a section the loader runs
+    /// (`#[link_section = ".init_array"]`, what `#[ctor]` expands to), or an item marked
+    /// `#[ctor]`/`#[dtor]`. The attribute as written.
+    fn pre_main_attr(&self, attrs: &[syn::Attribute]) -> Option<String> {
+        let attrs = attrs::effective(attrs, self.cfg);
+        if let Some((sec, _)) = attrs::str_value(&attrs, "link_section")
+            && is_init_section(&sec)
+        {
+            return Some(format!("#[link_section = {sec:?}]"));
+        }
+        attrs.iter().find_map(|a| {
+            let last = a.path().segments.last()?.ident.to_string();
+            (matches!(last.as_str(), "ctor" | "dtor") && a.path().segments.len() <= 2).then(|| format!("#[{last}]"))
+        })
+    }
+
     /// Push a block scope for the items of `stmts`, if any.
     fn push_layer(&mut self, stmts: &[&Stmt]) -> bool {
         let mut layer = NameScope::default();
@@ -1173,6 +1721,134 @@ impl<'a> Analyzer<'a> {
     fn pop_layer(&mut self) {
         self.layers.pop();
         self.layer_traits.pop();
+    }
+}
+
+/// Whether a link section is one whose function pointers the loader calls without `main`
+/// calling them: ELF `.init_array`, `.preinit_array`, `.fini_array`, `.ctors`, `.dtors`
+/// (with a priority suffix or not), Mach-O `__DATA,__mod_init_func`/`__mod_term_func`,
+/// Windows `.CRT$X..` (C initializers, terminators, TLS callbacks).
+pub(crate) fn is_init_section(name: &str) -> bool {
+    let n = name.trim();
+    [".init_array", ".preinit_array", ".fini_array", ".ctors", ".dtors"].iter().any(|p| n == *p || n.starts_with(&format!("{p}.")))
+        || n.contains("__mod_init_func")
+        || n.contains("__mod_term_func")
+        || n.starts_with(".CRT$X")
+}
+
+/// `p` without its type ascription (`x: T`).
+fn strip_pat_type(p: &Pat) -> &Pat {
+    match p {
+        Pat::Type(t) => strip_pat_type(&t.pat),
+        other => other,
+    }
+}
+
+/// `e` without parentheses and `?` around it.
+fn strip_expr(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_expr(&p.expr),
+        Expr::Group(g) => strip_expr(&g.expr),
+        Expr::Try(t) => strip_expr(&t.expr),
+        other => other,
+    }
+}
+
+/// The names a function body uses other than as the receiver of a method call (`x.m()`,
+/// `(&mut x).m()`): where a value bound to one of them may go elsewhere. Identifiers in
+/// macro arguments count (the macro may move the value).
+fn escaping_names(block: &syn::Block) -> std::collections::HashSet<String> {
+    struct V(std::collections::HashSet<String>);
+    fn receiver_ident(e: &Expr) -> bool {
+        match e {
+            Expr::Path(p) => p.qself.is_none() && p.path.segments.len() == 1,
+            Expr::Reference(r) => receiver_ident(&r.expr),
+            Expr::Paren(p) => receiver_ident(&p.expr),
+            _ => false,
+        }
+    }
+    impl<'ast> Visit<'ast> for V {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if !receiver_ident(&m.receiver) {
+                self.visit_expr(&m.receiver);
+            }
+            for a in &m.args {
+                self.visit_expr(a);
+            }
+        }
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if p.qself.is_none() && p.path.segments.len() == 1 {
+                self.0.insert(p.path.segments[0].ident.unraw().to_string());
+            }
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            fn idents(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
+                for t in ts {
+                    match t {
+                        TokenTree::Ident(i) => {
+                            out.insert(i.unraw().to_string());
+                        }
+                        TokenTree::Group(g) => idents(g.stream(), out),
+                        _ => {}
+                    }
+                }
+            }
+            idents(m.tokens.clone(), &mut self.0);
+        }
+    }
+    let mut v = V(std::collections::HashSet::new());
+    v.visit_block(block);
+    v.0
+}
+
+/// `e` without casts, parentheses and groups around it.
+fn strip_casts(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast(x) => strip_casts(&x.expr),
+        Expr::Paren(x) => strip_casts(&x.expr),
+        Expr::Group(x) => strip_casts(&x.expr),
+        other => other,
+    }
+}
+
+/// A C string given as a constant: `c"name"`, `b"name\0"`, `"name\0"`, through `.as_ptr()`,
+/// `.cast()`, casts, references and `CStr::from_bytes_with_nul(..).unwrap()`; the name
+/// without its terminating NUL.
+fn const_c_string(e: &Expr) -> Option<String> {
+    let text = match strip_casts(e) {
+        Expr::Lit(l) => match &l.lit {
+            syn::Lit::CStr(c) => c.value().to_str().ok()?.to_string(),
+            syn::Lit::ByteStr(b) => String::from_utf8(b.value()).ok()?,
+            syn::Lit::Str(s) => s.value(),
+            _ => return None,
+        },
+        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "as_ptr" | "cast" | "unwrap" | "expect" | "as_bytes" | "as_c_str") => {
+            return const_c_string(&m.receiver);
+        }
+        Expr::Reference(r) => return const_c_string(&r.expr),
+        Expr::Call(c) if c.args.len() == 1 => return const_c_string(&c.args[0]),
+        _ => return None,
+    };
+    let name = text.strip_suffix('\0').unwrap_or(&text);
+    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')).then(|| name.to_string())
+}
+
+/// Whether a call's function wraps its one argument in a type the analysis looks through
+/// (`Some`, `Ok`, `Box::new`, `Arc::new`, `Rc::new`, `Mutex::new`, `RefCell::new`, ...).
+fn is_wrapper_call(f: &Expr) -> bool {
+    let Expr::Path(p) = f else { return false };
+    if p.qself.is_some() {
+        return false;
+    }
+    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.unraw().to_string()).collect();
+    match segs.as_slice() {
+        [one] => one == "Some" || one == "Ok",
+        [.., ty, f] => {
+            f == "new" && matches!(ty.as_str(), "Box" | "Arc" | "Rc" | "Mutex" | "RwLock" | "RefCell" | "Cell" | "Pin" | "ManuallyDrop")
+                || (ty == "Option" && f == "Some")
+                || (ty == "Result" && f == "Ok")
+        }
+        _ => false,
     }
 }
 
@@ -1271,15 +1947,26 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         }
     }
 
+    /// Only modules inside blocks (function bodies, `const` and `static` initializers) and
+    /// expansions there get here: module-level ones are the loader's. An inline one is
+    /// visited in place; an out-of-line one (`#[path = "x.rs"] mod x;`) is loaded from the
+    /// directory rustc takes (the enclosing module's, then each inline module's name).
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        // Only modules inside function bodies get here (module-level ones are modules).
-        if let Some((_, items)) = &m.content {
-            let saved = std::mem::take(&mut self.locals);
-            for it in items {
-                self.visit_item(it);
-            }
-            self.locals = saved;
-        }
+        let name = m.ident.unraw().to_string();
+        let dir = self.block_dirs.last().cloned().unwrap_or_else(|| self.r.modules[self.module].path_dir.clone());
+        let Some((_, items)) = &m.content else {
+            return self.load_block_mod(m, &name, &dir);
+        };
+        let inner = match attrs::str_value(&attrs::effective(&m.attrs, self.cfg), "path") {
+            Some((p, _)) => super::paths::join(&dir, &p),
+            None => super::paths::join(&dir, &name),
+        };
+        let saved = std::mem::take(&mut self.locals);
+        self.block_dirs.push(inner.unwrap_or_else(|| "\u{0}outside the package".to_string()));
+        let items: Vec<Item> = items.clone();
+        self.visit_loose_items(items);
+        self.block_dirs.pop();
+        self.locals = saved;
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
@@ -1287,10 +1974,17 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             return;
         }
         let key = self.item_key(&f.sig.ident.unraw().to_string());
-        self.in_item(key, |this| {
+        let pre_main = self.pre_main_attr(&f.attrs);
+        self.in_item(key.clone(), |this| {
             this.fn_findings(&f.attrs, &f.sig);
+            if let Some(what) = &pre_main {
+                this.add(Capability::PreMain, f.sig.fn_token.span, format!("{what} fn {}", f.sig.ident));
+            }
             this.fn_body(&f.sig, &f.block);
         });
+        if pre_main.is_some() {
+            self.graph.root(&key);
+        }
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
@@ -1363,11 +2057,36 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             self.add(Capability::Unsafe, u.span, "unsafe impl");
         }
         let ty = self.r.type_key(self.ctx(), &i.self_ty);
-        let saved = std::mem::replace(&mut self.self_ty, ty);
+        let pushed = self.push_bounds(&i.generics);
+        let trait_id = i.trait_.as_ref().and_then(|(_, p, _)| self.r.trait_id(self.ctx(), p));
+        let saved_trait = std::mem::replace(&mut self.cur_trait, trait_id.clone());
+        let saved = std::mem::replace(&mut self.self_ty, ty.clone());
         for it in &i.items {
             self.visit_impl_item(it);
+            // A trait method's implementation: a call through the trait may run it.
+            if let (Some(tid), syn::ImplItem::Fn(f)) = (&trait_id, it)
+                && attrs::holds(&f.attrs, self.cfg)
+            {
+                let name = f.sig.ident.unraw().to_string();
+                let key = match &ty {
+                    Some(t) => format!("{t}::{name}"),
+                    None => self.item_key(&format!("{{impl}}::{name}")),
+                };
+                let self_id = match &ty {
+                    Some(t) if t.starts_with("crate::") => self.r.local_trait_id(t),
+                    Some(t) => t.clone(),
+                    None => "*".to_string(),
+                };
+                let display = self.r.local_display(&key);
+                let line = (f.sig.fn_token.span.start().line as u32).max(1);
+                let open = summary::open_key(tid, &name);
+                self.graph.implements(open.clone(), key.clone(), display.clone());
+                self.impl_entries.push((open, key, self_id, display, self.file.to_string(), line));
+            }
         }
         self.self_ty = saved;
+        self.cur_trait = saved_trait;
+        self.bounds.truncate(self.bounds.len() - pushed);
     }
 
     fn visit_item_trait(&mut self, t: &'ast syn::ItemTrait) {
@@ -1375,10 +2094,29 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             self.add(Capability::Unsafe, u.span, format!("unsafe trait {}", t.ident));
         }
         let key = self.item_key(&t.ident.unraw().to_string());
-        let saved = self.self_ty.replace(key);
+        let id = self.r.local_trait_id(&key);
+        let saved = self.self_ty.replace(key.clone());
+        let pushed = self.push_bounds(&t.generics);
+        // `Self` in the trait's own methods is any implementation of it.
+        self.bounds.push(("Self".to_string(), format!("<dyn>{id}")));
         for it in &t.items {
             self.visit_trait_item(it);
+            // A provided method: what a call through the trait runs where it is not
+            // overridden.
+            if let syn::TraitItem::Fn(f) = it
+                && f.default.is_some()
+                && attrs::holds(&f.attrs, self.cfg)
+            {
+                let name = f.sig.ident.unraw().to_string();
+                let item = format!("{key}::{name}");
+                let display = self.r.local_display(&item);
+                let line = (f.sig.fn_token.span.start().line as u32).max(1);
+                let open = summary::open_key(&id, &name);
+                self.graph.implements(open.clone(), item.clone(), display.clone());
+                self.impl_entries.push((open, item, "<default>".to_string(), display, self.file.to_string(), line));
+            }
         }
+        self.bounds.truncate(self.bounds.len() - pushed - 1);
         self.self_ty = saved;
     }
 
@@ -1386,13 +2124,21 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
     /// reaches what its initializer does.
     fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
         let key = self.item_key(&s.ident.unraw().to_string());
-        self.in_item(key, |this| {
+        let pre_main = self.pre_main_attr(&s.attrs);
+        self.in_item(key.clone(), |this| {
             if let Some((p, _)) = this.export_attr(&s.attrs, &s.ident.unraw().to_string()) {
                 this.add(Capability::Ffi, s.static_token.span, format!("{p} static {}", s.ident));
             }
+            if let Some(what) = &pre_main {
+                this.add(Capability::PreMain, s.static_token.span, format!("{what} static {}", s.ident));
+            }
             this.visit_expr(&s.expr);
         });
+        if pre_main.is_some() {
+            self.graph.root(&key);
+        }
     }
+
 
     fn visit_item_foreign_mod(&mut self, fm: &'ast syn::ItemForeignMod) {
         let abi = abi_name(&fm.abi);
@@ -1472,6 +2218,27 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             }
             return;
         }
+        // A builder whose flags are not all seen (held in a field, a collection, returned,
+        // passed on) may have any: what the rules say it may then do, at the constructor.
+        let addr = c as *const syn::ExprCall as usize;
+        let seen = match self.seen_builders.iter().position(|&a| a == addr) {
+            // Each mark is for the visit that follows it: an address is not trusted again
+            // (a tree parsed from an expansion is dropped, and its memory reused).
+            Some(i) => {
+                self.seen_builders.remove(i);
+                true
+            }
+            None => false,
+        };
+        if !seen
+            && let Some(b) = self.builder_of(&c.func)
+            && let Expr::Path(p) = &*c.func
+        {
+            let span = first_span(&p.path);
+            for cap in b.unseen.clone() {
+                self.add(cap, span, format!("{} (its flags are not all seen where it is used)", b.ty));
+            }
+        }
         visit::visit_expr_call(self, c);
     }
 
@@ -1483,15 +2250,18 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
     fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
         if let Some(q) = &p.qself {
             // `<T>::f` names T's f; `<T as Trait>::f` names Trait's f (and T's).
+            let mut by_type = false;
             if let Type::Path(tp) = &*q.ty
                 && tp.qself.is_none()
             {
                 let mut up = UsePath::from_path(&tp.path);
                 let skip = q.position;
                 up.segs.extend(p.path.segments.iter().skip(skip).map(|s| s.ident.unraw().to_string()));
+                // `<Shell as Tr>::Cmd::new`: Shell's own `Cmd`, not every impl's.
+                by_type = self.through_assoc(&up).is_some();
                 self.report_path(&up, first_span(&tp.path));
             }
-            if q.position > 0 {
+            if q.position > 0 && !by_type {
                 self.report_path(&UsePath::from_path(&p.path), first_span(&p.path));
             }
             return;
@@ -1501,7 +2271,27 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
 
     fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
         if s.qself.is_none() {
-            self.report_path(&UsePath::from_path(&s.path), first_span(&s.path));
+            let up = UsePath::from_path(&s.path);
+            // A value of the type is made here (for the program's type analysis).
+            if up.segs.len() == 1 && up.segs[0] == "Self" {
+                if let Some(t) = self.self_ty.clone() {
+                    self.constructs(&t);
+                }
+            } else {
+                match self.r.resolve(self.ctx(), &up, true) {
+                    Some(Res::Local(p)) => {
+                        let key = Resolver::local_key(&p);
+                        self.constructs(&key);
+                        // An enum variant: the enum.
+                        if let Some((parent, _)) = key.rsplit_once("::") {
+                            self.constructs(parent);
+                        }
+                    }
+                    Some(Res::Dep { krate, rest }) => self.constructs_dep(&krate, &rest),
+                    _ => {}
+                }
+            }
+            self.report_path(&up, first_span(&s.path));
         }
         for f in &s.fields {
             if attrs::holds(&f.attrs, self.cfg) {
@@ -1531,6 +2321,29 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
                 _ => break,
             }
         }
+        // A builder's chain from its constructor through its methods to a terminal one
+        // (`OpenOptions::new().read(true).open(p)`): its flags are all seen.
+        if let Expr::Call(c) = strip_expr(root)
+            && let Some(b) = self.builder_of(&c.func)
+            && {
+                // Innermost first: configuring methods up to a terminal one; what follows the
+                // terminal call is on its result.
+                let mut ok = false;
+                for l in chain.iter().rev() {
+                    let n = l.method.unraw().to_string();
+                    if b.terminal.contains(&n) {
+                        ok = true;
+                        break;
+                    }
+                    if !b.methods.contains(&n) {
+                        break;
+                    }
+                }
+                ok
+            }
+        {
+            self.seen_builders.push(c as *const syn::ExprCall as usize);
+        }
         // Each link's receiver: what the previous method is declared to return, else the
         // same type (a builder chain).
         let mut ty = self.type_of(root);
@@ -1540,6 +2353,11 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         }
         for link in chain.iter().rev() {
             let name = link.method.unraw().to_string();
+            if let Some(t) = self.combinator_type(link) {
+                // The link itself is a std combinator; what follows is on what it produced.
+                ty = Some(t);
+                continue;
+            }
             match &ty {
                 Some(t) => {
                     self.report_method(t, &name, link.method.span());
@@ -1564,6 +2382,15 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
 
     fn visit_local(&mut self, l: &'ast syn::Local) {
         let mut ty = None;
+        // `let o = OpenOptions::new()..;` with `o` used only as a receiver: every flag set on
+        // it is a method call the visitor sees.
+        if let Some(init) = &l.init
+            && let Pat::Ident(pi) = strip_pat_type(&l.pat)
+            && !self.escaping.last().is_some_and(|e| e.contains(&pi.ident.unraw().to_string()))
+            && let Some((root, _)) = self.builder_root(&init.expr)
+        {
+            self.seen_builders.push(root as *const syn::ExprCall as usize);
+        }
         if let Some(init) = &l.init {
             self.visit_expr(&init.expr);
             if let Some((_, d)) = &init.diverge {

@@ -1,16 +1,31 @@
-//! The configuration code is compiled under, for evaluating `#[cfg(..)]`, `#[cfg_attr(..)]`,
-//! `cfg!(..)` and cargo's `[target.'cfg(..)'.dependencies]` keys from source alone.
+//! Sound cfg evaluation: the configuration code is compiled under, for evaluating
+//! `#[cfg(..)]`, `#[cfg_attr(..)]`, `cfg!(..)`, `cfg_if!`/`cfg_select!` arms and cargo's
+//! `[target.'cfg(..)'.dependencies]` keys from source alone.
 //!
 //! Each known target carries exactly what `rustc 1.95 --print cfg --target <triple>` prints,
 //! minus `debug_assertions`: the analysis describes what ships, so release semantics apply
 //! (`debug_assertions`, `overflow_checks`, `test`, `doc`, `doctest`, `miri` and `proc_macro`
 //! are all false unless added with [`CfgEnv::with_cfg`]). `panic` is the target's default
 //! (`"unwind"`, `"abort"` on wasm). Features are the crate's enabled ones, as
-//! `feature = "x"`. Every other cfg is false, as rustc treats unknown cfgs.
+//! `feature = "x"`.
+//!
+//! Every predicate evaluates to true, false or unknown (`None`). The names the compiler decides
+//! itself ([`is_compiler_name`]: `target_*`, `unix`, `windows`, `panic`, `feature`, ...) are
+//! known. `--cfg` values from the workspace's rustflags ([`flags`]) are true. Any other name
+//! is decided by [`Others`]: in a package with a build script it is unknown (the script may
+//! set it, however it prints it), unless the script was evaluated exactly; elsewhere it is
+//! false, as rustc has it. Code under an unknown predicate is analysed (a superset, never
+//! nothing); an exact value may narrow the superset, never the reverse.
+//!
+//! Architecture invariant: no evaluation turns an unknown name into a known one without
+//! evidence: the compiler's own set for the target, the resolved features, the workspace's
+//! rustflags, or an exact evaluation of the package's build script.
 //!
 //! Evaluation uses cargo-platform's `CfgExpr`, whose tokenizer only skips spaces and knows
 //! plain `"..."` strings, so token streams are re-printed in that form first (raw strings,
 //! newlines and comments in the source are fine).
+
+pub mod flags;
 
 use std::collections::BTreeSet;
 use std::str::FromStr;
@@ -183,7 +198,7 @@ const TARGETS: &[(&str, &str)] = &[
 ];
 
 /// The configuration code is compiled under: a target's cfg values and the crate's enabled
-/// features. Unknown cfgs are false, as rustc treats them.
+/// features, the workspace's `--cfg` flags, and how other names are decided ([`Others`]).
 #[derive(Debug, Clone)]
 pub struct CfgEnv {
     triple: String,
@@ -194,10 +209,55 @@ pub struct CfgEnv {
     features: BTreeSet<String>,
     /// `target` + `extra` + features: what `#[cfg]` sees.
     all: Vec<Cfg>,
-    /// Cfg names whose value is not known from source: set by the package's build script or
-    /// declared as set from outside (`check-cfg`). A predicate that depends on one evaluates
-    /// to "unknown", and the analysis then takes both branches.
-    unknown: BTreeSet<String>,
+    /// `--cfg` values of the workspace's rustflags: true for every crate.
+    flags: Vec<Cfg>,
+    /// Names the flags set, unknown instead of true (build scripts and proc macros: rustflags
+    /// reach host units only when cargo builds without `--target`).
+    flags_unknown: bool,
+    /// How every other name is decided.
+    others: Others,
+}
+
+/// How a cfg name that neither the compiler nor the workspace's flags decide evaluates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Others {
+    /// False, as rustc has unset names: a package without a build script.
+    False,
+    /// Unknown: a package with a build script, which may set any name.
+    Unknown,
+    /// Exactly these, as an evaluation of the package's build script found them (every
+    /// `rustc-cfg` it can print); every other name is false.
+    Exact(BTreeSet<Cfg>),
+}
+
+/// Names whose value the compiler decides for every crate: a build script cannot set them
+/// (rustc refuses `--cfg` of a built-in name) and the workspace's flags do not reach them.
+pub fn is_compiler_name(name: &str) -> bool {
+    name.starts_with("target_")
+        || matches!(
+            name,
+            "unix"
+                | "windows"
+                | "panic"
+                | "feature"
+                | "debug_assertions"
+                | "overflow_checks"
+                | "test"
+                | "doc"
+                | "doctest"
+                | "miri"
+                | "proc_macro"
+                | "relocation_model"
+                | "sanitize"
+                | "sanitizer_cfi_generalize_pointers"
+                | "sanitizer_cfi_normalize_integers"
+                | "fmt_debug"
+                | "ub_checks"
+                | "contract_checks"
+                | "emscripten_wasm_eh"
+                | "clippy"
+                | "rustfmt"
+        )
 }
 
 impl Default for CfgEnv {
@@ -228,7 +288,9 @@ impl CfgEnv {
             extra: Vec::new(),
             features: BTreeSet::new(),
             all: Vec::new(),
-            unknown: BTreeSet::new(),
+            flags: Vec::new(),
+            flags_unknown: false,
+            others: Others::False,
         };
         env.set_features(features);
         Ok(env)
@@ -268,26 +330,60 @@ impl CfgEnv {
         }));
     }
 
-    /// The same configuration with these cfg names unknown (see [`CfgEnv::unknown`]). A name
-    /// that is a cfg of the target or a feature stays known. A name spelled like another
-    /// target's triple (`aarch64_apple_darwin`: build scripts set the one of the target being
-    /// built, as aws-lc-sys does) stays false; the one of this target is unknown.
-    pub fn with_unknown<'s>(&self, names: impl IntoIterator<Item = &'s str>) -> CfgEnv {
+    /// The same configuration with the workspace's `--cfg` flags (see [`flags`]) true.
+    pub fn with_flags(&self, flags: &[Cfg]) -> CfgEnv {
         let mut env = self.clone();
-        let own = self.triple.replace(['-', '.'], "_");
-        for n in names {
-            let known = n == "feature" || self.all.iter().any(|c| matches!(c, Cfg::Name(i) | Cfg::KeyPair(i, _) if i.name == n));
-            if known || (n != own && looks_like_triple(n)) {
-                continue;
-            }
-            env.unknown.insert(n.to_string());
-        }
+        env.flags = flags.iter().filter(|c| !is_compiler_name(cfg_name(c))).cloned().collect();
         env
     }
 
-    /// The cfg names whose value is unknown.
-    pub fn unknown(&self) -> &BTreeSet<String> {
-        &self.unknown
+    /// The same configuration for a unit on the host side (a build script, a proc macro, or
+    /// what they depend on): the workspace's flags reach it only when cargo builds without
+    /// `--target`, so the names they set are unknown there.
+    pub fn for_host_unit(&self) -> CfgEnv {
+        let mut env = self.clone();
+        env.flags_unknown = !env.flags.is_empty();
+        env
+    }
+
+    /// The same configuration with other names decided by `others` (see [`Others`]).
+    pub fn with_others(&self, others: Others) -> CfgEnv {
+        let mut env = self.clone();
+        env.others = others;
+        env
+    }
+
+    /// How names outside the compiler's and the flags' are decided.
+    pub fn others(&self) -> &Others {
+        &self.others
+    }
+
+    /// The workspace's `--cfg` flags in force.
+    pub fn flags(&self) -> &[Cfg] {
+        &self.flags
+    }
+
+    /// Everything besides the target and the features that decides a predicate, as text:
+    /// part of an analysis result's cache key.
+    pub fn fingerprint(&self) -> String {
+        let mut s = String::new();
+        for c in &self.extra {
+            s.push_str(&format!("extra {c}\n"));
+        }
+        for c in &self.flags {
+            s.push_str(&format!("flag {c}\n"));
+        }
+        s.push_str(if self.flags_unknown { "flags unknown\n" } else { "flags known\n" });
+        match &self.others {
+            Others::False => s.push_str("others false\n"),
+            Others::Unknown => s.push_str("others unknown\n"),
+            Others::Exact(set) => {
+                for c in set {
+                    s.push_str(&format!("exact {c}\n"));
+                }
+            }
+        }
+        s
     }
 
     /// Evaluate a cfg predicate given as tokens of `#[cfg(...)]`'s inside, e.g.
@@ -327,13 +423,23 @@ impl CfgEnv {
                 (!unknown).then_some(false)
             }
             CfgExpr::Value(c) => {
-                let name = match c {
-                    Cfg::Name(i) | Cfg::KeyPair(i, _) => &i.name,
-                };
-                if self.unknown.contains(name) {
+                let name = cfg_name(c);
+                if is_compiler_name(name) {
+                    return Some(self.all.contains(c));
+                }
+                // A name set on the command line may still be set with another value, or
+                // again, by a build script.
+                if self.flags.contains(c) {
+                    return if self.flags_unknown { None } else { Some(true) };
+                }
+                if self.flags_unknown && self.flags.iter().any(|f| cfg_name(f) == name) {
                     return None;
                 }
-                Some(self.all.contains(c))
+                match &self.others {
+                    Others::False => Some(false),
+                    Others::Unknown => None,
+                    Others::Exact(set) => Some(set.contains(c)),
+                }
             }
         }
     }
@@ -382,21 +488,11 @@ impl CfgEnv {
     }
 }
 
-/// Whether a cfg name is a target triple with `-` written `_` (`x86_64_unknown_linux_gnu`).
-fn looks_like_triple(name: &str) -> bool {
-    const ARCHES: &[&str] = &[
-        "x86_64", "i686", "i586", "i386", "aarch64", "arm", "armv7", "armv7s", "thumbv7", "riscv64gc",
-        "riscv32", "riscv64", "wasm32", "wasm64", "powerpc", "powerpc64", "powerpc64le", "s390x",
-        "mips", "mips64", "mipsel", "loongarch64", "sparc64", "arm64",
-    ];
-    const SYSTEMS: &[&str] = &[
-        "linux", "windows", "darwin", "apple", "android", "ios", "freebsd", "netbsd", "openbsd",
-        "dragonfly", "illumos", "solaris", "wasi", "wasip1", "wasip2", "unknown", "none", "fuchsia",
-        "redox", "haiku", "emscripten", "uefi",
-    ];
-    let parts: Vec<&str> = name.split('_').collect();
-    let arch = ARCHES.iter().any(|a| name.starts_with(&format!("{a}_")));
-    arch && parts.len() >= 3 && parts.iter().any(|p| SYSTEMS.contains(p))
+/// The name of a cfg (`unix`, `feature` of `feature = "x"`).
+pub fn cfg_name(c: &Cfg) -> &str {
+    match c {
+        Cfg::Name(i) | Cfg::KeyPair(i, _) => &i.name,
+    }
 }
 
 /// How deeply a `[target.'cfg(..)']` key may nest (real ones nest two or three levels).
@@ -688,16 +784,45 @@ mod tests {
     }
 
     #[test]
-    fn unknown_cfgs_are_neither_true_nor_false() {
-        let env = CfgEnv::default().with_unknown(["tokio_unstable", "unix", "aarch64_apple_darwin", "x86_64_unknown_linux_gnu"]);
-        let e = |s: &str| env.eval_str(s);
+    fn other_names_follow_the_build_script_rule() {
+        let closed = CfgEnv::default();
+        assert_eq!(closed.eval_str("tokio_unstable"), Some(false), "no build script: false");
+        let open = CfgEnv::default().with_others(Others::Unknown);
+        let e = |s: &str| open.eval_str(s);
         assert_eq!(e("tokio_unstable"), None);
         assert_eq!(e("not(tokio_unstable)"), None);
         assert_eq!(e("all(windows, tokio_unstable)"), Some(false));
         assert_eq!(e("any(unix, tokio_unstable)"), Some(true));
         assert_eq!(e("unix"), Some(true), "a target cfg stays known");
-        assert_eq!(e("aarch64_apple_darwin"), Some(false), "another target's triple");
-        assert_eq!(e("x86_64_unknown_linux_gnu"), None, "this target's triple");
+        assert_eq!(e("target_os = \"macos\""), Some(false));
+        assert_eq!(e("feature = \"x\""), Some(false), "features are cargo's");
+        assert_eq!(e("debug_assertions"), Some(false));
+        assert_eq!(e("aarch64_apple_darwin"), None, "any other name, even shaped like a triple");
+        // Flags: true, in a package with a build script or not; a name they set may get
+        // another value from the script.
+        let flags = vec![Cfg::from_str("tokio_unstable").unwrap(), Cfg::from_str("unix").unwrap()];
+        let f = CfgEnv::default().with_flags(&flags);
+        assert_eq!(f.eval_str("tokio_unstable"), Some(true));
+        assert_eq!(f.eval_str("loom"), Some(false));
+        let fo = f.with_others(Others::Unknown);
+        assert_eq!(fo.eval_str("tokio_unstable"), Some(true));
+        assert_eq!(fo.eval_str("tokio_unstable = \"x\""), None);
+        assert_eq!(f.flags().len(), 1, "a built-in name is not a flag");
+        // Host units: the flags may not reach them.
+        let h = f.for_host_unit();
+        assert_eq!(h.eval_str("tokio_unstable"), None);
+        assert_eq!(h.eval_str("not(tokio_unstable)"), None);
+        assert_eq!(h.eval_str("loom"), Some(false));
+        // Exact: what the script sets, nothing else.
+        let set: BTreeSet<Cfg> = [Cfg::from_str("linux_raw").unwrap(), Cfg::from_str("lvl = \"2\"").unwrap()].into_iter().collect();
+        let x = CfgEnv::default().with_others(Others::Exact(set));
+        assert_eq!(x.eval_str("linux_raw"), Some(true));
+        assert_eq!(x.eval_str("libc"), Some(false));
+        assert_eq!(x.eval_str("lvl = \"2\""), Some(true));
+        assert_eq!(x.eval_str("lvl = \"3\""), Some(false));
+        assert_ne!(x.fingerprint(), open.fingerprint());
+        assert_ne!(open.fingerprint(), closed.fingerprint());
+        assert_ne!(f.fingerprint(), h.fingerprint());
     }
 
     #[test]
