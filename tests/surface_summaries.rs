@@ -16,6 +16,7 @@ mod surface_doc;
 
 /// One crate of a fixture workspace: a library (`src/lib.rs`) and/or a program
 /// (`src/main.rs`), with path dependencies on other crates of the fixture.
+#[derive(Clone)]
 struct Krate {
     name: String,
     deps: Vec<String>,
@@ -830,7 +831,7 @@ fn a_trait_object_stored_in_a_struct_and_called_later() {
     let main = "fn main() {\n    let hub = plug::Hub::new(files::sink());\n    hub.emit();\n}\n";
     let fx = Fixture::new(vec![lib("plug", &[], PLUG), files("FileSink"), app(&["plug", "files"], main)]);
     let doc = fx.surface();
-    let hops = [h("plug", "self.sink.put", "dyn plug::Sink::put"), h("files", "fn put(&self, s: &str)", "dyn plug::Sink::put -> files::FileSink::put"), h("files", "std::fs::write(\"log\"", "std::fs::write")];
+    let hops = [h("plug", "self.sink.put", "dyn plug::Sink::put"), h("files", "fn put(&self, s: &str)", "files::FileSink::put"), h("files", "std::fs::write(\"log\"", "std::fs::write")];
     // The dispatch hop is at the implementation's `fn`; the write in its body.
     let fx_line = |k: &str, n: &str| fx.line(k, "src/lib.rs", n);
     let f = own(&doc).iter().find(|f| f["capability"] == "fs.write").unwrap_or_else(|| panic!("{doc:#}"));
@@ -861,7 +862,7 @@ fn a_generic_function_reaches_only_the_implementations_constructed() {
     let fx = Fixture::new(vec![lib("plug", &[], PLUG), files("Quiet"), app(&["plug", "files"], &main("FileSink"))]);
     let doc = fx.surface();
     let paths = chain_paths(&fx, &doc, "fs.write", "plug::run").unwrap_or_else(|| panic!("{doc:#}"));
-    assert_eq!(paths, ["dyn plug::Sink::put", "dyn plug::Sink::put -> files::FileSink::put", "std::fs::write"]);
+    assert_eq!(paths, ["dyn plug::Sink::put", "files::FileSink::put", "std::fs::write"]);
 
     // Only the quiet implementation is ever made: the generic call writes nothing.
     let twin = Fixture::new(vec![lib("plug", &[], PLUG), files("Quiet"), app(&["plug", "files"], &main("Quiet"))]);
@@ -874,7 +875,7 @@ fn impl_trait_returned_across_crates() {
     let fx = Fixture::new(vec![lib("plug", &[], PLUG), files("FileSink"), app(&["plug", "files"], main)]);
     let doc = fx.surface();
     let paths = chain_paths(&fx, &doc, "fs.write", "s.put").unwrap_or_else(|| panic!("{doc:#}"));
-    assert_eq!(paths, ["dyn plug::Sink::put -> files::FileSink::put", "std::fs::write"]);
+    assert_eq!(paths, ["files::FileSink::put", "std::fs::write"]);
     let twin = Fixture::new(vec![lib("plug", &[], PLUG), files("Quiet"), app(&["plug", "files"], main)]);
     assert_not_reached(&twin.surface(), "fs.write");
 }
@@ -899,7 +900,7 @@ fn provided_methods_reached_through_a_generic_call() {
     let fx = Fixture::new(vec![lib("plug", &[], PLUG), files("Quiet"), app(&["plug", "files"], main)]);
     let doc = fx.surface();
     let paths = chain_paths(&fx, &doc, "fs.write", "plug::persist").unwrap_or_else(|| panic!("{doc:#}"));
-    assert_eq!(paths, ["dyn plug::Store::save", "dyn plug::Store::save -> plug::Store::save", "std::fs::write"]);
+    assert_eq!(paths, ["dyn plug::Store::save", "plug::Store::save", "std::fs::write"]);
     let pure = PLUG.replace("let _ = std::fs::write(\"db\", \"x\");", "let _ = 1;");
     let twin = Fixture::new(vec![lib("plug", &[], &pure), files("Quiet"), app(&["plug", "files"], main)]);
     assert_not_reached(&twin.surface(), "fs.write");
@@ -965,4 +966,101 @@ fn output_is_byte_identical_across_runs() {
     // And it is not trivially empty: the program's crate has chains.
     let doc: Value = surface_doc::inline(serde_json::from_str(&first).unwrap());
     assert!(own(&doc).iter().filter(|f| f["chain"].is_array()).count() >= 4, "{:#?}", own(&doc));
+}
+
+/// `svc` declares the trait, `facade` re-exports it (as `tower` does `tower_service`'s
+/// `Service`), `client` calls it on a field whose type is an alias (`Layered<T> = T`, as
+/// reqwest's `LayeredService`) and constructs `made`.
+fn facade_graph(made: &str, main: &str) -> Fixture {
+    let svc = lib("svc", &[], "pub trait Service {\n    fn call(&mut self, r: &str);\n}\n");
+    let facade = lib("facade", &["svc"], "pub use svc::Service;\n");
+    let client = format!(
+        "use facade::Service;
+
+type Layered<T> = T;
+
+pub struct Conn;
+
+impl Service for Conn {{
+    fn call(&mut self, r: &str) {{
+        let _ = std::net::TcpStream::connect(r);
+    }}
+}}
+
+pub struct Quiet;
+
+impl Service for Quiet {{
+    fn call(&mut self, _r: &str) {{}}
+}}
+
+pub struct Client {{
+    inner: Layered<{made}>,
+}}
+
+pub fn build() -> Result<Client, ()> {{
+    Ok(Client {{ inner: {made} }})
+}}
+
+impl Client {{
+    pub fn send(&mut self) {{
+        self.inner.call(\"example.com:80\");
+    }}
+}}
+"
+    );
+    Fixture::new(vec![svc, facade, lib("client", &["facade"], &client), app(&["client"], main)])
+}
+
+/// A trait named through a crate that re-exports it, called on a value whose type is an
+/// alias, reached from a local bound by a `match` arm: the call goes on through the trait
+/// and resolves to the implementation the program constructs.
+#[test]
+fn a_reexported_trait_called_on_an_alias_typed_field() {
+    let main = "fn main() {\n    let mut c = match client::build() {\n        Ok(c) => c,\n        Err(_) => return,\n    };\n    c.send();\n}\n";
+    let fx = facade_graph("Conn", main);
+    let doc = fx.surface();
+    let paths = chain_paths(&fx, &doc, "net.connect", "c.send()").unwrap_or_else(|| panic!("{doc:#}"));
+    assert!(paths.iter().any(|p| p == "dyn svc::Service::call"), "{paths:?}");
+    assert!(paths.iter().any(|p| p.ends_with("Conn::call")), "{paths:?}");
+    assert!(reachable(&doc).contains(&"net.connect".to_string()), "{doc:#}");
+    // Only the quiet implementation is made: nothing connects.
+    let twin = facade_graph("Quiet", main);
+    let doc = twin.surface();
+    assert_not_reached(&doc, "net.connect");
+    assert!(!reachable(&doc).contains(&"net.connect".to_string()), "{doc:#}");
+}
+
+/// `x.await` runs `IntoFuture::into_future` (axum's `serve(..).await`): what it does is
+/// at the `.await`; the same value never awaited does nothing.
+#[test]
+fn awaiting_a_value_runs_its_into_future() {
+    let srv = lib(
+        "srv",
+        &[],
+        "pub struct Serve {
+    addr: String,
+}
+
+pub fn serve(addr: &str) -> Serve {
+    Serve { addr: addr.to_string() }
+}
+
+impl std::future::IntoFuture for Serve {
+    type Output = ();
+    type IntoFuture = std::future::Ready<()>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let _ = std::net::TcpListener::bind(&self.addr);
+        std::future::ready(())
+    }
+}
+",
+    );
+    let main = |body: &str| format!("async fn run() {{\n    {body}\n}}\n\nfn main() {{\n    let _ = run();\n}}\n");
+    let fx = Fixture::new(vec![srv.clone(), app(&["srv"], &main("srv::serve(\"0.0.0.0:80\").await;"))]);
+    let doc = fx.surface();
+    let paths = chain_paths(&fx, &doc, "net.listen", ".await").unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(paths, ["std::net::TcpListener::bind"], "{doc:#}");
+    let twin = Fixture::new(vec![srv, app(&["srv"], &main("let _s = srv::serve(\"0.0.0.0:80\");"))]);
+    assert_not_reached(&twin.surface(), "net.listen");
 }

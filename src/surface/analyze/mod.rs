@@ -100,7 +100,7 @@ mod oracle;
 mod paths;
 mod recover;
 pub(crate) mod summary;
-mod scope;
+pub(crate) mod scope;
 mod visit;
 
 use std::collections::BTreeMap;
@@ -114,7 +114,6 @@ use crate::surface::model::{Finding, Scope};
 use crate::surface::rules::Rules;
 
 pub use mbe::Edition;
-pub(crate) use visit::display_id;
 
 /// One compilation target of a crate, to analyze.
 pub struct CrateInput<'a> {
@@ -190,6 +189,9 @@ pub struct Exports {
     /// makes a value of one (`dep::Loud`) tells the program's type analysis.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub type_ids: BTreeMap<String, String>,
+    /// The crate's public traits by id: their methods and supertraits.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trait_shapes: BTreeMap<String, scope::TraitShape>,
     /// The crate's implementations of trait methods (and the traits' provided methods) that
     /// reach something: what a call through the trait anywhere in the program may run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -331,6 +333,24 @@ fn analyze_limited(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::Rule
             std::mem::take(&mut a.constructed),
         )
     };
+    // Types made by derive macros (`Default`, `Deserialize`, ...) are constructed by code the
+    // analysis does not see: count them as constructed.
+    for module in &loaded.modules {
+        for e in &module.entries {
+            let (attrs_of, ident) = match &e.item {
+                syn::Item::Struct(x) => (&x.attrs, &x.ident),
+                syn::Item::Enum(x) => (&x.attrs, &x.ident),
+                syn::Item::Union(x) => (&x.attrs, &x.ident),
+                _ => continue,
+            };
+            if constructs_by_derive(attrs_of) {
+                let key = scope::Resolver::local_key(&resolver.local_path(loaded.modules.iter().position(|m| std::ptr::eq(m, module)).unwrap_or(0), &ident.to_string()));
+                constructed.insert(resolver.local_trait_id(&key));
+            }
+        }
+    }
+    let mut graph = graph;
+    graph.constructs(constructed.clone());
     let roots: Vec<String> = graph.roots().to_vec();
     // Shared: a summary is exported under each public path of its item, and re-exported by
     // dependents.
@@ -352,22 +372,6 @@ fn analyze_limited(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::Rule
     impls.sort_by(|a, b| (&a.key, &a.self_ty, &a.display).cmp(&(&b.key, &b.self_ty, &b.display)));
     impls.dedup_by(|a, b| a.key == b.key && a.self_ty == b.self_ty && a.display == b.display);
     exports.impls = impls;
-    // Types made by derive macros (`Default`, `Deserialize`, ...) are constructed by code the
-    // analysis does not see: count them as constructed.
-    for module in &loaded.modules {
-        for e in &module.entries {
-            let (attrs_of, ident) = match &e.item {
-                syn::Item::Struct(x) => (&x.attrs, &x.ident),
-                syn::Item::Enum(x) => (&x.attrs, &x.ident),
-                syn::Item::Union(x) => (&x.attrs, &x.ident),
-                _ => continue,
-            };
-            if constructs_by_derive(attrs_of) {
-                let key = scope::Resolver::local_key(&resolver.local_path(loaded.modules.iter().position(|m| std::ptr::eq(m, module)).unwrap_or(0), &ident.to_string()));
-                constructed.insert(resolver.local_trait_id(&key));
-            }
-        }
-    }
     // What runs: a binary's `main`; a library's public items; and, in any crate, items that
     // run without being called.
     let entry = if !u.open_sites {

@@ -29,6 +29,15 @@ use super::macros::{Expander, MacroRef, Textual};
 use super::summary::{MAX_SUMMARIES, Summary};
 use super::oracle::{CfgEval, RuleSource};
 
+/// A trait's methods (required and provided) and the ids of its supertraits: which calls on
+/// a value known by the trait are calls through it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TraitShape {
+    pub methods: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supers: Vec<String>,
+}
+
 /// A path as written: `::a::b` has `leading`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct UsePath {
@@ -302,6 +311,8 @@ pub(crate) struct Resolver<'a> {
     pub local_traits: HashSet<String>,
     /// The keys of the crate's structs, enums and unions.
     pub local_types: HashSet<String>,
+    /// The crate's traits (by key): their methods, and the ids of their supertraits.
+    pub trait_shapes: HashMap<String, TraitShape>,
     /// Associated types of the crate's `impl`s: `{type key}::{Name}` → the type it is
     /// (`crate::Shell::Cmd` → `std::process::Command`), for `Self::Cmd::new` and
     /// `<Shell as Tr>::Cmd::new`.
@@ -397,6 +408,7 @@ impl<'a> Resolver<'a> {
             returns: BTreeMap::new(),
             local_traits: HashSet::new(),
             local_types: HashSet::new(),
+            trait_shapes: HashMap::new(),
             assoc_types: HashMap::new(),
             trait_assoc: HashMap::new(),
             local_fns: HashSet::new(),
@@ -425,7 +437,38 @@ impl<'a> Resolver<'a> {
         let (assoc, by_trait) = r.collect_assoc_types(cfg);
         r.assoc_types = assoc;
         r.trait_assoc = by_trait;
+        r.trait_shapes = r.collect_trait_shapes(cfg);
         r
+    }
+
+    /// Each trait's methods and supertraits.
+    fn collect_trait_shapes(&self, cfg: &dyn CfgEval) -> HashMap<String, TraitShape> {
+        let mut out = HashMap::new();
+        for (m, module) in self.modules.iter().enumerate() {
+            let ctx = Ctx { module: m, layers: &[] };
+            for e in &module.entries {
+                let Item::Trait(t) = &e.item else { continue };
+                let key = Self::local_key(&self.local_path(m, &t.ident.unraw().to_string()));
+                let methods: Vec<String> = t
+                    .items
+                    .iter()
+                    .filter_map(|it| match it {
+                        syn::TraitItem::Fn(f) if super::attrs::holds(&f.attrs, cfg) => Some(f.sig.ident.unraw().to_string()),
+                        _ => None,
+                    })
+                    .collect();
+                let supers: Vec<String> = t
+                    .supertraits
+                    .iter()
+                    .filter_map(|b| match b {
+                        syn::TypeParamBound::Trait(tb) => self.trait_id(ctx, &tb.path),
+                        _ => None,
+                    })
+                    .collect();
+                out.insert(key, TraitShape { methods, supers });
+            }
+        }
+        out
     }
 
     /// The associated types of the crate's `impl`s, by implementing type and by trait.
@@ -517,19 +560,17 @@ impl<'a> Resolver<'a> {
 
     /// The ids of the crate's public types, by public path (for [`Exports::type_ids`]).
     pub fn export_type_ids(&self) -> BTreeMap<String, String> {
-        static NONE: BTreeMap<String, String> = BTreeMap::new();
         let local: BTreeMap<String, String> = self.local_types.iter().map(|t| (t.clone(), self.local_trait_id(t))).collect();
         let mut out = BTreeMap::new();
-        self.export_map(ROOT, "", 0, &local, &mut out, &mut HashSet::new(), &|_: &Exports| &NONE);
+        self.export_map(ROOT, "", 0, &local, &mut out, &mut HashSet::new(), &|ex: &Exports| &ex.type_ids);
         out
     }
 
     /// The ids of the crate's public traits, by public path (for [`Exports::trait_ids`]).
     pub fn export_trait_ids(&self) -> BTreeMap<String, String> {
-        static NONE: BTreeMap<String, String> = BTreeMap::new();
         let local: BTreeMap<String, String> = self.local_traits.iter().map(|t| (t.clone(), self.local_trait_id(t))).collect();
         let mut out = BTreeMap::new();
-        self.export_map(ROOT, "", 0, &local, &mut out, &mut HashSet::new(), &|_: &Exports| &NONE);
+        self.export_map(ROOT, "", 0, &local, &mut out, &mut HashSet::new(), &|ex: &Exports| &ex.trait_ids);
         out
     }
 
@@ -1303,10 +1344,27 @@ impl<'a> Resolver<'a> {
         let local_traits: BTreeMap<String, ()> = self.local_traits.iter().map(|t| (t.clone(), ())).collect();
         let mut public_traits = BTreeMap::new();
         self.export_map(ROOT, "", 0, &local_traits, &mut public_traits, &mut HashSet::new(), &|_: &Exports| &NO_TRAITS);
-        let traits = public_traits.into_keys().collect();
         let (assoc_types, trait_assoc) = self.export_assoc();
         let trait_ids = self.export_trait_ids();
+        // A dependency's trait re-exported (`pub use tower_service::Service`) is a trait at
+        // this path too: its provided methods' summaries come through the re-export.
+        let traits = public_traits.into_keys().chain(trait_ids.keys().cloned()).collect();
         let type_ids = self.export_type_ids();
+        // The shapes of the traits public here, the crate's own and those it re-exports.
+        let public_ids: HashSet<&String> = trait_ids.values().collect();
+        let mut trait_shapes: BTreeMap<String, TraitShape> = self
+            .trait_shapes
+            .iter()
+            .map(|(k, v)| (self.local_trait_id(k), v.clone()))
+            .filter(|(id, _)| public_ids.contains(id))
+            .collect();
+        for ex in self.deps.values() {
+            for (id, shape) in &ex.trait_shapes {
+                if public_ids.contains(id) {
+                    trait_shapes.entry(id.clone()).or_insert_with(|| shape.clone());
+                }
+            }
+        }
         Exports {
             aliases,
             macros,
@@ -1318,6 +1376,7 @@ impl<'a> Resolver<'a> {
             trait_assoc,
             trait_ids,
             type_ids,
+            trait_shapes,
             impls: Vec::new(),
         }
     }

@@ -149,7 +149,12 @@ pub(crate) struct CallGraph {
     open: Vec<BTreeMap<String, Vec<Hop>>>,
     /// The crate's own implementations of trait methods: open key → the implementing
     /// item's key and display name.
-    impls: HashMap<String, Vec<(String, String)>>,
+    impls: HashMap<String, Vec<(String, String, String)>>,
+    /// The types the crate constructs (ids), when known: a call through a trait reaches the
+    /// crate's own implementations for these only (and blanket, provided and foreign-type
+    /// ones). The call stays open either way, so an implementation for a type made in
+    /// another crate is the program's to find.
+    made: Option<std::collections::BTreeSet<String>>,
 }
 
 impl CallGraph {
@@ -178,12 +183,19 @@ impl CallGraph {
         }
     }
 
-    /// The crate implements `key` ([`open_key`]) with its item `item` (shown as `display`).
-    pub fn implements(&mut self, key: String, item: String, display: String) {
+    /// The crate implements `key` ([`open_key`]) with its item `item` (shown as `display`)
+    /// for the type `self_id` (an id, `*` for a blanket implementation, `<default>` for a
+    /// provided method, a path for a foreign type).
+    pub fn implements(&mut self, key: String, item: String, display: String, self_id: String) {
         let v = self.impls.entry(key).or_default();
-        if !v.iter().any(|(k, _)| *k == item) {
-            v.push((item, display));
+        if !v.iter().any(|(k, _, _)| *k == item) {
+            v.push((item, display, self_id));
         }
+    }
+
+    /// The types the crate constructs (see [`CallGraph::made`]).
+    pub fn constructs(&mut self, made: std::collections::BTreeSet<String>) {
+        self.made = Some(made);
     }
 
     /// A use of `cap` in item `i`'s body, shown by `chain` (its first hop is the place in the
@@ -232,7 +244,13 @@ impl CallGraph {
             for (key, chain) in opens {
                 let Some(targets) = self.impls.get(&key) else { continue };
                 let Some(first) = chain.first() else { continue };
-                for (item, display) in targets.clone() {
+                for (item, display, self_id) in targets.clone() {
+                    if let Some(made) = &self.made
+                        && self_id.contains('#')
+                        && !made.contains(&self_id)
+                    {
+                        continue;
+                    }
                     let hop = Hop { path: format!("{} -> {display}", first.path), ..first.clone() };
                     if self.keys[i] != item {
                         self.calls[i].push((item, hop));

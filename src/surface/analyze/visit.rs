@@ -95,6 +95,9 @@ pub(crate) struct Analyzer<'a> {
     bounds: Vec<(String, String)>,
     /// The trait (its id) of the `impl` being visited.
     cur_trait: Option<String>,
+    /// The type `self` has when the `impl`'s type is a generic parameter (a blanket
+    /// implementation, `impl<S: Service> Connect for S`): its bounds.
+    self_recv: Option<String>,
     /// Places whose call goes on through a trait, for the program step (kept only when
     /// `record_sites`).
     pub open_sites: Vec<summary::OpenSite>,
@@ -109,6 +112,66 @@ pub(crate) struct Analyzer<'a> {
 
 /// The most places with calls through traits a crate records.
 const MAX_OPEN_SITES: usize = 20_000;
+
+/// Whether evaluating `e` never gives a value (`return`, `break`, `continue`, a panic).
+fn diverges(e: &Expr) -> bool {
+    match e {
+        Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => true,
+        Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "panic" | "unreachable" | "todo" | "unimplemented")),
+        Expr::Block(b) => b.block.stmts.iter().any(|s| match s {
+            syn::Stmt::Expr(e, _) => diverges(e),
+            syn::Stmt::Macro(m) => m.mac.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "panic" | "unreachable")),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// Whether pattern `p` binds `name` to the whole value or to the one field of a wrapper
+/// (`v`, `Ok(v)`, `Some(v)`).
+fn binds_alone(p: &syn::Pat, name: &str) -> bool {
+    match p {
+        syn::Pat::Ident(i) => i.subpat.is_none() && i.ident.unraw() == name,
+        syn::Pat::TupleStruct(t) => t.elems.len() == 1 && binds_alone(&t.elems[0], name),
+        _ => false,
+    }
+}
+
+/// The expression a block ends with, if it gives a value.
+fn block_value(b: &syn::Block) -> Option<&Expr> {
+    match b.stmts.last()? {
+        syn::Stmt::Expr(e, None) => Some(e),
+        _ => None,
+    }
+}
+
+/// Whether a trait id is a path into std, core or alloc.
+fn is_std_path(id: &str) -> bool {
+    ["std::", "core::", "alloc::"].iter().any(|p| id.starts_with(p))
+}
+
+/// For a std trait whose implementations in crates implement only its required methods: the
+/// required methods a call of `method` runs (`Write::write_all` runs `write`). `None`: not a
+/// method of one of these traits.
+fn std_trait_required(id: &str, method: &str) -> Option<&'static [&'static str]> {
+    let canon = id.replacen("core::", "std::", 1).replacen("alloc::", "std::", 1);
+    let (methods, required): (&[&str], &'static [&'static str]) = match canon.as_str() {
+        "std::io::Read" => (
+            &["read", "read_vectored", "read_to_end", "read_to_string", "read_exact", "read_buf", "read_buf_exact", "bytes", "chain", "take"],
+            &["read"],
+        ),
+        "std::io::Write" => (&["write", "write_vectored", "write_all", "write_all_vectored", "write_fmt", "flush"], &["write", "flush"]),
+        "std::io::BufRead" => (&["fill_buf", "consume", "read_until", "read_line", "lines", "split", "skip_until", "has_data_left"], &["fill_buf", "consume"]),
+        "std::io::Seek" => (&["seek", "rewind", "stream_position", "seek_relative"], &["seek"]),
+        "std::iter::Iterator" => (&[], &["next"]),
+        "std::future::Future" => (&["poll"], &["poll"]),
+        "std::fmt::Display" | "std::fmt::Debug" => (&["fmt", "to_string"], &["fmt"]),
+        "std::ops::Drop" => (&["drop"], &["drop"]),
+        _ => return None,
+    };
+    // Every method of `Iterator` (its adaptors too) drives `next`.
+    (methods.is_empty() || methods.contains(&method)).then_some(required)
+}
 
 /// `tokio@1.54.1#crate::io::AsyncRead` → `tokio::io::AsyncRead`; another id as it is.
 pub(crate) fn display_id(id: &str) -> String {
@@ -180,6 +243,7 @@ impl<'a> Analyzer<'a> {
             seen_builders: Vec::new(),
             bounds: Vec::new(),
             cur_trait: None,
+            self_recv: None,
             open_sites: Vec::new(),
             record_sites: false,
             impl_entries: Vec::new(),
@@ -270,9 +334,44 @@ impl<'a> Analyzer<'a> {
     }
 
     /// A method call through a trait: `method` of trait `id` on a value known by its traits.
+    /// Only a method the trait (or a supertrait) declares is a call through it (`.clone()`
+    /// or `.into()` on it is another trait's or nothing); for the std traits whose provided
+    /// methods call the required ones (`write_all` → `write`), the required ones.
     fn open_call(&mut self, id: &str, method: &str, span: Span) {
-        let path = format!("dyn {}::{method}", display_id(id));
-        self.open_at(summary::open_key(id, method), span, &path, &[]);
+        let mut keys = Vec::new();
+        self.trait_calls(id, method, 0, &mut keys);
+        for (tid, m) in keys {
+            let path = format!("dyn {}::{m}", display_id(&tid));
+            self.open_at(summary::open_key(&tid, &m), span, &path, &[]);
+        }
+    }
+
+    /// The calls through traits that `method` on a value known by trait `id` makes.
+    fn trait_calls(&self, id: &str, method: &str, depth: usize, out: &mut Vec<(String, String)>) {
+        if depth > 8 {
+            return;
+        }
+        let shape = match id.split_once('#') {
+            Some((_, key)) if self.r.local_trait_id(key) == id => self.r.trait_shapes.get(key).cloned(),
+            Some(_) => self.r.deps().values().find_map(|ex| ex.trait_shapes.get(id)).cloned(),
+            None => None,
+        };
+        match shape {
+            Some(s) => {
+                if s.methods.iter().any(|m| m == method) {
+                    out.push((id.to_string(), method.to_string()));
+                }
+                for sup in &s.supers {
+                    self.trait_calls(sup, method, depth + 1, out);
+                }
+            }
+            None => match std_trait_required(id, method) {
+                Some(required) => out.extend(required.iter().map(|r| (id.to_string(), r.to_string()))),
+                // A trait we know nothing of: the call as written (sound, may resolve to nothing).
+                None if !is_std_path(id) => out.push((id.to_string(), method.to_string())),
+                None => {}
+            },
+        }
     }
 
     /// A value made of a dependency's type (`dep::Loud`, `dep::Kind::A`, `dep::Pair(..)`).
@@ -546,11 +645,51 @@ impl<'a> Analyzer<'a> {
             }
         }
         if !known && via_traits {
-            for t in self.traits_in_scope() {
-                if t != ty {
-                    self.report_method_of(&t, method, span, false);
+            if self.is_concrete_type(ty) {
+                // A struct, enum or std type without such a method of its own: a provided
+                // method of a trait in scope, or nothing that does anything (a method
+                // with no effects has no summary).
+                for t in self.traits_in_scope() {
+                    if t != ty {
+                        self.report_method_of(&t, method, span, false);
+                    }
                 }
+            } else {
+                // What the type key stands for is not known (a type alias, a path the
+                // analysis cannot follow): any type implementing a trait in scope that
+                // declares the method may be the receiver.
+                self.report_trait_method(method, span);
             }
+        }
+    }
+
+    /// `x.await` calls `IntoFuture::into_future` on `x` and polls what it gives: a type with
+    /// its own `into_future` (axum's `Serve`) or `poll` runs them here. A value known only by
+    /// its traits is polled through them; one of unknown type was made by a call seen where
+    /// it was made (an `async fn`, an `async` block).
+    fn awaited(&mut self, a: &syn::ExprAwait) {
+        let Some(t) = self.type_of(&a.base) else { return };
+        let span = a.await_token.span;
+        if t.starts_with("<dyn>") || t.starts_with("<param>") {
+            self.report_method_of(&t, "poll", span, false);
+            return;
+        }
+        self.report_method_of(&t, "into_future", span, false);
+        self.report_method_of(&t, "poll", span, false);
+    }
+
+    /// Whether a type key names a type the analysis knows as one (a struct, enum or union of
+    /// the crate or a dependency, a std type), not an alias or a path it cannot follow.
+    fn is_concrete_type(&self, ty: &str) -> bool {
+        if is_std_path(ty) || !ty.contains("::") {
+            return true;
+        }
+        if ty.starts_with("crate::") {
+            return self.r.local_types.contains(ty);
+        }
+        match ty.split_once("::") {
+            Some((first, rest)) => self.r.dep_key_of(first).and_then(|k| self.r.deps().get(k)).is_some_and(|ex| ex.type_ids.contains_key(rest)),
+            None => false,
         }
     }
 
@@ -558,7 +697,31 @@ impl<'a> Analyzer<'a> {
     fn report_trait_method(&mut self, method: &str, span: Span) {
         for t in self.traits_in_scope() {
             self.report_method_of(&t, method, span, false);
+            // The receiver may be any type implementing the trait: a call through it when
+            // the trait declares the method.
+            if let Some(id) = self.trait_id_of_key(&t) {
+                let mut keys = Vec::new();
+                self.trait_calls(&id, method, 0, &mut keys);
+                if !keys.is_empty() {
+                    self.open_call(&id, method, span);
+                }
+            }
         }
+    }
+
+    /// The id of a trait given by its key in scope (`crate::..` for the crate's own, a
+    /// resolved path for another's).
+    fn trait_id_of_key(&self, key: &str) -> Option<String> {
+        if key.starts_with("crate::") {
+            return self.r.local_traits.contains(key).then(|| self.r.local_trait_id(key));
+        }
+        if let Some((first, rest)) = key.split_once("::")
+            && let Some(k) = self.r.dep_key_of(first)
+            && let Some(id) = self.r.deps().get(k).and_then(|ex| ex.trait_ids.get(rest))
+        {
+            return Some(id.clone());
+        }
+        Some(key.to_string())
     }
 
     fn traits_in_scope(&self) -> Vec<String> {
@@ -634,6 +797,19 @@ impl<'a> Analyzer<'a> {
                     _ => None,
                 }
             }
+            // `match builder.build() { Ok(v) => v, Err(e) => return .. }`: the type of the
+            // arms that give a value (an arm giving back its own binding gives the
+            // scrutinee's, wrappers looked through).
+            Expr::Match(m) => m.arms.iter().filter(|a| !diverges(&a.body)).find_map(|a| match (&a.pat, strip_expr(&a.body)) {
+                (pat, Expr::Path(p)) if p.path.get_ident().is_some_and(|i| binds_alone(pat, &i.unraw().to_string())) => self.type_of(&m.expr),
+                (_, body) => self.type_of(body),
+            }),
+            Expr::If(i) => match &i.else_branch {
+                Some((_, e)) => block_value(&i.then_branch).and_then(|v| self.type_of(v)).or_else(|| self.type_of(e)),
+                None => None,
+            },
+            Expr::Block(b) => block_value(&b.block).and_then(|v| self.type_of(v)),
+            Expr::Unsafe(b) => block_value(&b.block).and_then(|v| self.type_of(v)),
             _ => None,
         }
     }
@@ -843,7 +1019,7 @@ impl<'a> Analyzer<'a> {
                     let t = self.param_type(&pt.ty, &conv);
                     self.bind_pat(&pt.pat, t);
                 }
-                syn::FnArg::Receiver(_) => self.locals.push(("self".to_string(), self.self_ty.clone())),
+                syn::FnArg::Receiver(_) => self.locals.push(("self".to_string(), self.self_recv.clone().or_else(|| self.self_ty.clone()))),
             }
         }
         self.escaping.push(escaping_names(block));
@@ -2060,6 +2236,11 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
         let pushed = self.push_bounds(&i.generics);
         let trait_id = i.trait_.as_ref().and_then(|(_, p, _)| self.r.trait_id(self.ctx(), p));
         let saved_trait = std::mem::replace(&mut self.cur_trait, trait_id.clone());
+        let recv = match (&ty, &*i.self_ty) {
+            (None, Type::Path(tp)) if tp.qself.is_none() && tp.path.segments.len() == 1 => self.bound_of(&tp.path.segments[0].ident.unraw().to_string()),
+            _ => None,
+        };
+        let saved_recv = std::mem::replace(&mut self.self_recv, recv);
         let saved = std::mem::replace(&mut self.self_ty, ty.clone());
         for it in &i.items {
             self.visit_impl_item(it);
@@ -2080,12 +2261,13 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
                 let display = self.r.local_display(&key);
                 let line = (f.sig.fn_token.span.start().line as u32).max(1);
                 let open = summary::open_key(tid, &name);
-                self.graph.implements(open.clone(), key.clone(), display.clone());
+                self.graph.implements(open.clone(), key.clone(), display.clone(), self_id.clone());
                 self.impl_entries.push((open, key, self_id, display, self.file.to_string(), line));
             }
         }
         self.self_ty = saved;
         self.cur_trait = saved_trait;
+        self.self_recv = saved_recv;
         self.bounds.truncate(self.bounds.len() - pushed);
     }
 
@@ -2112,7 +2294,7 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
                 let display = self.r.local_display(&item);
                 let line = (f.sig.fn_token.span.start().line as u32).max(1);
                 let open = summary::open_key(&id, &name);
-                self.graph.implements(open.clone(), item.clone(), display.clone());
+                self.graph.implements(open.clone(), item.clone(), display.clone(), "<default>".to_string());
                 self.impl_entries.push((open, item, "<default>".to_string(), display, self.file.to_string(), line));
             }
         }
@@ -2196,6 +2378,11 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             Expr::Verbatim(ts) => self.scan_tokens(ts.clone(), false),
             _ => visit::visit_expr(self, e),
         }
+    }
+
+    fn visit_expr_await(&mut self, a: &'ast syn::ExprAwait) {
+        self.awaited(a);
+        visit::visit_expr_await(self, a);
     }
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
@@ -2317,7 +2504,10 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
                 }
                 Expr::Try(t) if t.attrs.is_empty() => root = &t.expr,
                 Expr::Paren(p) if p.attrs.is_empty() => root = &p.expr,
-                Expr::Await(a) if a.attrs.is_empty() => root = &a.base,
+                Expr::Await(a) if a.attrs.is_empty() => {
+                    self.awaited(a);
+                    root = &a.base;
+                }
                 _ => break,
             }
         }

@@ -74,6 +74,9 @@ pub struct Dispatch<'a> {
     constructed: HashSet<&'a str>,
     /// Path of a trait as crates name it (`tokio::io::AsyncRead`) → its id.
     ids: HashMap<String, String>,
+    /// A crate's re-exports of other crates' items (`tower::Service` →
+    /// `tower_service::Service`), to find a trait named through one.
+    aliases: HashMap<String, String>,
     memo: RefCell<HashMap<String, Arc<Reach>>>,
     /// The program's resolution work ([`STEPS`]).
     work: RefCell<Meter>,
@@ -96,13 +99,19 @@ impl<'a> Dispatch<'a> {
     /// [`Dispatch::new`] with another work limit (tests use small ones).
     pub fn with_steps(units: &[UnitRef<'a>], steps: Limit) -> Dispatch<'a> {
         let mut ids = HashMap::new();
+        let mut aliases = HashMap::new();
         for u in units {
             let ex = &u.analysis.exports;
             for (public, id) in &ex.trait_ids {
                 ids.insert(format!("{}::{public}", ex.crate_name), id.clone());
             }
+            for (public, target) in &ex.aliases {
+                if !target.starts_with("extern:") {
+                    aliases.insert(format!("{}::{public}", ex.crate_name), target.clone());
+                }
+            }
         }
-        let mut d = Dispatch { impls: HashMap::new(), constructed: HashSet::new(), ids, memo: RefCell::new(HashMap::new()), work: RefCell::new(Meter::new(steps)) };
+        let mut d = Dispatch { impls: HashMap::new(), constructed: HashSet::new(), ids, aliases, memo: RefCell::new(HashMap::new()), work: RefCell::new(Meter::new(steps)) };
         for u in units {
             for imp in &u.analysis.exports.impls {
                 let key = d.normalize(&imp.key);
@@ -122,10 +131,17 @@ impl<'a> Dispatch<'a> {
         if tr.contains('#') {
             return key.to_string();
         }
-        match self.ids.get(tr) {
-            Some(id) => summary::open_key(id, m),
-            None => key.to_string(),
+        let mut path = tr;
+        for _ in 0..8 {
+            if let Some(id) = self.ids.get(path) {
+                return summary::open_key(id, m);
+            }
+            match self.aliases.get(path) {
+                Some(next) => path = next,
+                None => break,
+            }
         }
+        summary::open_key(path, m)
     }
 
     /// The implementations a call may run: those of types the program constructs, provided
@@ -148,8 +164,8 @@ impl<'a> Dispatch<'a> {
         let mut queue: VecDeque<(String, Vec<Hop>)> = VecDeque::from([(key.clone(), Vec::new())]);
         let mut work = self.work.borrow_mut();
         'keys: while let Some((k, prefix)) = queue.pop_front() {
-            let (tr, m) = summary::split_open(&k);
-            let shown = format!("dyn {}::{m}", crate::surface::analyze::display_id(tr));
+            // The chain down to the call ends with its `dyn Trait::method` hop: the
+            // implementation is the next one.
             for (n, c) in self.candidates(&k).enumerate() {
                 if n >= MAX_CALLEES {
                     out.unresolved = true;
@@ -160,7 +176,7 @@ impl<'a> Dispatch<'a> {
                     break 'keys;
                 }
                 let hop = Hop {
-                    path: format!("{shown} -> {}", c.imp.display),
+                    path: c.imp.display.clone(),
                     krate: c.krate.to_string(),
                     version: c.version.to_string(),
                     file: c.imp.file.clone(),
