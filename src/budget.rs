@@ -8,15 +8,22 @@
 //! (every other holder waits) goes on, over the budget if it must. So at most one job is over
 //! the budget at a time, by at most what that one job holds.
 //!
-//! Nothing here knows what the bytes are.
+//! A job may also give part of its lease back early ([`Lease::shrink`]) when it frees memory
+//! it no longer needs. The limit may be changed while leases are out ([`Budget::set_limit`]):
+//! the command line sets the analyses' budget once, before any job starts.
+//!
+//! Nothing here knows what the bytes are. Waiting only ever delays a job: what a job computes
+//! never depends on how long it waited (the deterministic budgets of the work itself are
+//! [`crate::meter`]'s).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// A number of bytes that concurrent jobs share.
 #[derive(Debug)]
 pub struct Budget {
-    limit: u64,
+    limit: AtomicU64,
     state: Mutex<State>,
     freed: Condvar,
 }
@@ -42,7 +49,7 @@ pub struct Lease<'a> {
 impl Budget {
     pub const fn new(limit: u64) -> Budget {
         Budget {
-            limit,
+            limit: AtomicU64::new(limit),
             state: Mutex::new(State { in_use: 0, holders: 0, waiting_holders: 0, peak: 0 }),
             freed: Condvar::new(),
         }
@@ -58,7 +65,15 @@ impl Budget {
     }
 
     pub fn limit(&self) -> u64 {
-        self.limit
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// Changes the limit; jobs waiting for room look again.
+    pub fn set_limit(&self, limit: u64) {
+        let _st = self.lock();
+        self.limit.store(limit, Ordering::Relaxed);
+        drop(_st);
+        self.freed.notify_all();
     }
 
     /// Bytes held by all leases now.
@@ -85,7 +100,7 @@ impl Lease<'_> {
         let budget = self.budget;
         let mut st = budget.lock();
         loop {
-            let fits = st.in_use.saturating_add(n) <= budget.limit;
+            let fits = st.in_use.saturating_add(n) <= budget.limit();
             let go = if self.held == 0 {
                 fits || st.holders == 0
             } else {
@@ -117,6 +132,24 @@ impl Lease<'_> {
     }
 }
 
+impl Lease<'_> {
+    /// Gives `n` bytes back (at most what the lease holds) before the lease is dropped.
+    pub fn shrink(&mut self, n: u64) {
+        let n = n.min(self.held);
+        if n == 0 {
+            return;
+        }
+        let mut st = self.budget.lock();
+        st.in_use -= n;
+        self.held -= n;
+        if self.held == 0 {
+            st.holders -= 1;
+        }
+        drop(st);
+        self.budget.freed.notify_all();
+    }
+}
+
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
         if self.held == 0 {
@@ -145,6 +178,25 @@ mod tests {
         drop(l);
         assert_eq!(b.in_use(), 0);
         assert_eq!(b.peak(), 16);
+    }
+
+    #[test]
+    fn shrinking_gives_room_back() {
+        let b = Budget::new(10);
+        let mut l = b.lease();
+        l.grow(8);
+        l.shrink(5);
+        assert_eq!((l.held(), b.in_use()), (3, 3));
+        // More than it holds: all of it, and it is no longer a holder.
+        l.shrink(100);
+        assert_eq!((l.held(), b.in_use()), (0, 0));
+        let mut other = b.lease();
+        other.grow(10);
+        drop(other);
+        drop(l);
+        assert_eq!(b.in_use(), 0);
+        b.set_limit(20);
+        assert_eq!(b.limit(), 20);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod gitdeps;
 pub mod github;
 pub mod lockfile;
 pub mod message;
+pub mod meter;
 pub mod package;
 pub mod progress;
 pub mod registry;

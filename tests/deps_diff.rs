@@ -616,3 +616,40 @@ fn gzip_bomb_is_stopped_at_the_real_limit() {
     assert!(r.stderr().contains("too-large"), "{}", r.stderr());
     assert!(w.cached_files().is_empty());
 }
+
+#[test]
+fn a_file_too_large_to_diff_is_shown_with_its_digests_and_its_twin_is_diffed() {
+    // One line of 9 MiB changed in one byte (past the 8 MiB limit of a file diff), and a
+    // shorter one changed the same way.
+    let w = World::new();
+    let big_old = "a".repeat(9 << 20);
+    let mut big_new = big_old.clone();
+    big_new.replace_range(4096..4097, "b");
+    let small_old = "a".repeat(2000);
+    let mut small_new = small_old.clone();
+    small_new.replace_range(1000..1001, "b");
+    let a1 = publish("alpha", "1.0.0", &[("src/lib.rs", "a\n"), ("data/big.txt", &big_old), ("data/small.txt", &small_old)]);
+    let a2 = publish("alpha", "1.0.1", &[("src/lib.rs", "a\n"), ("data/big.txt", &big_new), ("data/small.txt", &small_new)]);
+    w.serve(&[&a1, &a2]);
+    let (old, new) = (lockfile(3, &[&a1], ""), lockfile(3, &[&a2], ""));
+    let doc = w.files_diff(&old, &new, &["--format", "json", "--diff"]).json();
+    let files = pkg(&doc, "alpha")["file_changes"].as_array().unwrap().clone();
+    let big = files.iter().find(|f| f["path"] == "data/big.txt").unwrap();
+    assert_eq!(big["too_large"]["reason"], "larger than the 8,388,608-byte limit of a file diff");
+    assert_eq!(big["too_large"]["old"]["bytes"], 9 << 20);
+    assert_eq!(big["too_large"]["old"]["sha256"], sha256_hex(big_old.as_bytes()));
+    assert_eq!(big["too_large"]["new"]["sha256"], sha256_hex(big_new.as_bytes()));
+    assert_eq!(big["lines"]["added"], 1);
+    assert_eq!(big["lines"]["removed"], 1);
+    assert!(big.get("patch").is_none(), "{big}");
+    let small = files.iter().find(|f| f["path"] == "data/small.txt").unwrap();
+    assert!(small.get("too_large").is_none(), "{small}");
+    assert!(small["patch"].as_str().unwrap().starts_with("--- a/data/small.txt\n+++ b/data/small.txt\n@@ -1 +1 @@\n"));
+
+    let human = w.files_diff(&old, &new, &["--diff"]).expect(0).stdout();
+    assert!(human.contains("data/big.txt (too large to diff: every line counted)"), "{human}");
+    assert!(human.contains(&format!("  new: 9,437,184 bytes, sha256 {}", sha256_hex(big_new.as_bytes()))), "{human}");
+    assert!(human.contains("1 file too large to diff"), "{human}");
+    let md = w.files_diff(&old, &new, &["--format", "markdown", "--diff"]).expect(0).stdout();
+    assert!(md.contains(&format!("sha256 `{}`", sha256_hex(big_old.as_bytes()))), "{md}");
+}

@@ -1,7 +1,6 @@
 //! `velaris deps-diff`: flags, and their resolution into [`velaris::depsdiff::Config`].
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use velaris::depsdiff::{self, Input, review};
@@ -135,8 +134,8 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         fetch: args.fetch.options(progress.handle()),
         diff: DiffOptions {
             context: args.context,
-            timeout: Duration::from_secs(2),
             want_patch: args.diff,
+            ..DiffOptions::default()
         },
         targets: targets(&args)?,
         all_targets: args.all_targets,

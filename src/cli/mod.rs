@@ -21,6 +21,10 @@ struct Cli {
     /// When to colour output.
     #[arg(long, value_enum, default_value_t = ColorWhen::Auto, global = true)]
     color: ColorWhen,
+    /// Memory the crates analysed side by side may hold at once, as estimated: a crate that
+    /// needs more waits for others to finish (e.g. 2GiB, 512MiB; default 2GiB).
+    #[arg(long, value_name = "SIZE", env = "VELARIS_ANALYSIS_MEMORY", global = true, value_parser = parse_size)]
+    analysis_memory: Option<u64>,
     /// No progress and no notes on stderr (warnings and errors are still printed).
     #[arg(long, short, global = true)]
     quiet: bool,
@@ -79,6 +83,9 @@ pub fn main() -> i32 {
         ColorWhen::Never => anstream::ColorChoice::Never,
     };
     choice.write_global();
+    if let Some(bytes) = cli.analysis_memory {
+        velaris::surface::guard::set_analysis_memory(bytes);
+    }
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let run = move || match cli.command {
         Command::DepsDiff(args) => deps_diff::run(args),
@@ -108,6 +115,27 @@ pub fn main() -> i32 {
             let _ = writeln!(err, "error: {}", velaris::report::escape::source(&text));
             code
         }
+    }
+}
+
+/// A size: a number of bytes, or a number with `KiB`, `MiB` or `GiB` (or `K`, `M`, `G`, with or
+/// without a `B`: all binary multiples).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| format!("{s:?} is not a size (e.g. 2GiB, 512MiB, 1073741824)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("{s:?} is not a size: the unit must be KiB, MiB or GiB")),
+    };
+    match n.checked_mul(mult) {
+        Some(0) => Err("the size must be more than zero".to_string()),
+        Some(b) => Ok(b),
+        None => Err(format!("{s:?} is too large")),
     }
 }
 
@@ -179,5 +207,23 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("512m"), Ok(512 << 20));
+        assert_eq!(parse_size("64 KiB"), Ok(64 << 10));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("2TiB").is_err());
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("99999999999GiB").is_err());
     }
 }

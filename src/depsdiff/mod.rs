@@ -26,7 +26,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use crate::diff::{DiffOptions, PackageDiff, diff_trees};
 use crate::git::{GitError, Repo};
@@ -1189,7 +1188,7 @@ fn review_one(
                             &new_text,
                             e.finding.line as usize,
                             HUNK_CONTEXT,
-                            Duration::from_secs(2),
+                            &crate::diff::DiffLimits::default(),
                         );
                         given += 1;
                     }

@@ -15,13 +15,23 @@
 //!   final line without a newline still counts as a line.
 //! - A removed package (`new = None`) has `audit_lines = 0`: there is nothing to review
 //!   in code that goes away. Removed files inside a modified package do count.
+//! - The work is bounded, deterministically ([`DiffLimits`]): a file larger than
+//!   [`MAX_FILE_BYTES`] on either side, or whose line diff would take more than
+//!   [`FILE_STEPS`] (or what is left of [`PACKAGE_STEPS`] for the package), is not diffed:
+//!   it is listed as [`TooLarge`], with the sha256 and size of each side, and counts every
+//!   line of each side (removed and added: an upper bound, so the audit cost never
+//!   shrinks). The work of a line diff is measured before it runs, by the first, greedy
+//!   pass of Myers' algorithm over the lines as numbers (the lines each side has that the
+//!   other lacks taken out first), which needs about as many steps as the diff itself; so
+//!   whether a file is diffed depends on its contents only, never on the machine.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use similar::{DiffOp, TextDiff};
+use similar::{Algorithm, DiffOp};
+
+use crate::meter::{Limit, Meter, Unit};
 
 #[cfg(test)]
 mod tests;
@@ -32,25 +42,59 @@ pub use crate::package::FileTree;
 /// git's `FIRST_FEW_BYTES`: how far to look for a NUL byte.
 const BINARY_SNIFF_LEN: usize = 8000;
 
+/// A file larger than this on either side is not diffed (nor shown whole when added or
+/// removed). The largest source files on crates.io are a few MB.
+pub const MAX_FILE_BYTES: u64 = 8 << 20;
+
+/// The line diff of one file. A change of 1% of 50,000 lines takes about 100,000 steps, a
+/// rewrite of 10,000 lines about 20 million; a step is a few nanoseconds.
+pub const FILE_STEPS: Limit = Limit::new("line diff per file", Unit::Steps, 50_000_000);
+
+/// The line diffs of all the files of one package.
+pub const PACKAGE_STEPS: Limit = Limit::new("line diff per package", Unit::Steps, 400_000_000);
+
+/// How much a diff may take: what is beyond is [`TooLarge`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiffLimits {
+    pub file_bytes: u64,
+    pub file_steps: Limit,
+    pub package_steps: Limit,
+}
+
+impl Default for DiffLimits {
+    fn default() -> Self {
+        DiffLimits { file_bytes: MAX_FILE_BYTES, file_steps: FILE_STEPS, package_steps: PACKAGE_STEPS }
+    }
+}
+
 /// Knobs for [`diff_trees`].
 #[derive(Debug, Clone)]
 pub struct DiffOptions {
     /// Unified diff context radius (lines of context around each change).
     pub context: usize,
-    /// Per-file deadline handed to `similar`; past it the diff is approximated.
-    pub timeout: Duration,
     /// Produce unified diff text in [`FileDiff::patch`].
     pub want_patch: bool,
+    pub limits: DiffLimits,
 }
 
 impl Default for DiffOptions {
     fn default() -> Self {
         DiffOptions {
             context: 3,
-            timeout: Duration::from_secs(2),
             want_patch: false,
+            limits: DiffLimits::default(),
         }
     }
+}
+
+/// A file that was not diffed because a limit was reached: what a reviewer can check it by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TooLarge {
+    /// Which limit, for people: "larger than the 8,388,608-byte limit of a file diff".
+    pub reason: String,
+    /// sha256 of each side, hex; `None` for a side that does not exist.
+    pub old_sha256: Option<String>,
+    pub new_sha256: Option<String>,
 }
 
 /// What happened to one file. Unchanged files are not listed.
@@ -80,6 +124,9 @@ pub struct FileDiff {
     pub patch: Option<String>,
     pub old_size: Option<u64>,
     pub new_size: Option<u64>,
+    /// Not diffed: a limit was reached (its lines all count, see the module documentation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub too_large: Option<TooLarge>,
 }
 
 /// Parsed `.cargo_vcs_info.json` of one side.
@@ -109,8 +156,9 @@ pub struct PackageDiff {
     pub new_vcs: Option<VcsInfo>,
     /// Both sides carry VCS info and their sha1 or dirty flag differ.
     pub vcs_changed: bool,
-    /// Some file hit the deadline; counts are then upper bounds.
-    pub timed_out: bool,
+    /// Files not diffed because a limit was reached ([`FileDiff::too_large`]); their counts
+    /// are upper bounds.
+    pub too_large_files: u64,
 }
 
 /// Compare two package trees. `old = None`: the package is new (every file Added);
@@ -140,8 +188,9 @@ pub fn diff_trees(
         old_vcs: old.and_then(vcs_info),
         new_vcs: new.and_then(vcs_info),
         vcs_changed: false,
-        timed_out: false,
+        too_large_files: 0,
     };
+    let mut work = Meter::new(opts.limits.package_steps);
     out.vcs_changed = match (&out.old_vcs, &out.new_vcs) {
         (Some(a), Some(b)) => a.sha1 != b.sha1 || a.dirty != b.dirty,
         _ => false,
@@ -154,10 +203,10 @@ pub fn diff_trees(
         // author's Cargo.toml.orig (for a modified file: either side; the author's
         // changes are then reviewed through Cargo.toml.orig).
         let has_orig = (a.is_some() && old_orig) || (b.is_some() && new_orig);
-        let Some((fd, timed_out)) = diff_file(path, a, b, has_orig, opts) else {
+        let Some(fd) = diff_file(path, a, b, has_orig, opts, &mut work) else {
             continue;
         };
-        out.timed_out |= timed_out;
+        out.too_large_files += u64::from(fd.too_large.is_some());
         match fd.status {
             FileStatus::Added => out.files_added += 1,
             FileStatus::Removed => out.files_removed += 1,
@@ -235,15 +284,16 @@ fn count_lines(bytes: &[u8]) -> u64 {
     newlines + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
 }
 
-/// Diff one path. `None` when unchanged (or absent on both sides). The bool is
-/// whether the line diff ran into the deadline.
+/// Diff one path. `None` when unchanged (or absent on both sides). `work`: what the package's
+/// line diffs may still take.
 fn diff_file(
     path: &str,
     old: Option<&[u8]>,
     new: Option<&[u8]>,
     has_orig: bool,
     opts: &DiffOptions,
-) -> Option<(FileDiff, bool)> {
+    work: &mut Meter,
+) -> Option<FileDiff> {
     let status = match (old, new) {
         (None, None) => return None,
         (Some(a), Some(b)) if a == b => return None,
@@ -261,61 +311,184 @@ fn diff_file(
         patch: None,
         old_size: old.map(|b| b.len() as u64),
         new_size: new.map(|b| b.len() as u64),
+        too_large: None,
     };
     let old_text = old.map(|b| as_text(path, b));
     let new_text = new.map(|b| as_text(path, b));
-    let mut timed_out = false;
+    let too_large = |reason: String| {
+        Some(TooLarge { reason, old_sha256: old.map(sha256_hex), new_sha256: new.map(sha256_hex) })
+    };
+    let largest = old.map_or(0, <[u8]>::len).max(new.map_or(0, <[u8]>::len)) as u64;
+    let oversized = largest > opts.limits.file_bytes;
+    if oversized {
+        fd.too_large = too_large(format!("larger than the {}-byte limit of a file diff", thousands(opts.limits.file_bytes)));
+    }
     match (old_text, new_text) {
         // (None, None) cannot happen: absent on both sides returned above.
         (Some(None), _) | (_, Some(None)) | (None, None) => fd.binary = true,
         (None, Some(Some(b))) => {
             fd.lines_added = count_lines(b.as_bytes());
-            if opts.want_patch {
+            if opts.want_patch && !oversized {
                 fd.patch = Some(whole_file_patch(path, b, fd.lines_added, true));
             }
         }
         (Some(Some(a)), None) => {
             fd.lines_removed = count_lines(a.as_bytes());
-            if opts.want_patch {
+            if opts.want_patch && !oversized {
                 fd.patch = Some(whole_file_patch(path, a, fd.lines_removed, false));
             }
         }
         (Some(Some(a)), Some(Some(b))) => {
-            let d = diff_text(path, a, b, opts);
-            fd.lines_added = d.added;
-            fd.lines_removed = d.removed;
-            fd.patch = d.patch;
-            timed_out = d.timed_out;
+            let whole = |fd: &mut FileDiff| {
+                fd.lines_removed = count_lines(a.as_bytes());
+                fd.lines_added = count_lines(b.as_bytes());
+            };
+            if oversized {
+                whole(&mut fd);
+                return Some(fd);
+            }
+            let lines = Lines::of(a, b);
+            // This file's limit, or what the package has left if that is less.
+            let limit = if work.remaining() < opts.limits.file_steps.max {
+                work.limit().with_max(work.remaining())
+            } else {
+                opts.limits.file_steps
+            };
+            match lines.work(limit.max) {
+                Some(steps) => {
+                    let _ = work.charge(steps);
+                    let d = diff_lines(path, &lines, opts);
+                    fd.lines_added = d.added;
+                    fd.lines_removed = d.removed;
+                    fd.patch = d.patch;
+                }
+                None => {
+                    let _ = work.charge(work.remaining().min(limit.max));
+                    whole(&mut fd);
+                    let reason = if limit.what == opts.limits.file_steps.what {
+                        format!("its line diff would take more than {}", crate::meter::Exhausted { limit }.limit)
+                    } else {
+                        format!("{} is spent", opts.limits.package_steps)
+                    };
+                    fd.too_large = too_large(reason);
+                }
+            }
         }
     }
-    Some((fd, timed_out))
+    Some(fd)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Two texts split into lines (on `\n` only: git's notion of a line), each line also as a
+/// number, equal lines equal numbers.
+struct Lines<'a> {
+    old: Vec<&'a str>,
+    new: Vec<&'a str>,
+    old_ids: Vec<u32>,
+    new_ids: Vec<u32>,
+}
+
+impl<'a> Lines<'a> {
+    fn of(old: &'a str, new: &'a str) -> Lines<'a> {
+        let old: Vec<&str> = old.split_inclusive('\n').collect();
+        let new: Vec<&str> = new.split_inclusive('\n').collect();
+        let mut ids: HashMap<&str, u32> = HashMap::with_capacity(old.len() + new.len());
+        let mut id = |l: &'a str| {
+            let n = ids.len() as u32;
+            *ids.entry(l).or_insert(n)
+        };
+        let old_ids = old.iter().map(|l| id(l)).collect();
+        let new_ids = new.iter().map(|l| id(l)).collect();
+        Lines { old, new, old_ids, new_ids }
+    }
+
+    /// The steps a line diff of the two takes, or `None` past `budget`: the common start and
+    /// end are set aside, then the lines one side has and the other lacks (they can only be
+    /// removed or added), then Myers' greedy pass finds the length of the shortest edit
+    /// script, one step for each diagonal it extends and for each pair of lines it compares.
+    fn work(&self, budget: u64) -> Option<u64> {
+        let (a, b) = (&self.old_ids[..], &self.new_ids[..]);
+        let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let (a, b) = (&a[pre..], &b[pre..]);
+        let suf = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+        let (a, b) = (&a[..a.len() - suf], &b[..b.len() - suf]);
+        let mut steps = (self.old_ids.len() + self.new_ids.len()) as u64;
+        if steps > budget {
+            return None;
+        }
+        let ids = self.old_ids.len().max(self.new_ids.len()) + self.old_ids.len() + self.new_ids.len();
+        let mut in_a = vec![false; ids];
+        let mut in_b = vec![false; ids];
+        a.iter().for_each(|&x| in_a[x as usize] = true);
+        b.iter().for_each(|&x| in_b[x as usize] = true);
+        let a: Vec<u32> = a.iter().copied().filter(|&x| in_b[x as usize]).collect();
+        let b: Vec<u32> = b.iter().copied().filter(|&x| in_a[x as usize]).collect();
+        let (n, m) = (a.len() as isize, b.len() as isize);
+        if n == 0 || m == 0 {
+            return Some(steps);
+        }
+        // v[k + off]: the furthest x on diagonal k. A pass of d costs at least d steps, so d
+        // never goes past the square root of twice the budget.
+        let max_d = ((2.0 * budget as f64).sqrt() as isize + 2).min(n + m);
+        let off = max_d + 1;
+        let mut v = vec![0isize; (2 * off + 1) as usize];
+        for d in 0..=max_d {
+            let mut k = -d;
+            while k <= d {
+                let i = (k + off) as usize;
+                let mut x = if k == -d || (k != d && v[i - 1] < v[i + 1]) { v[i + 1] } else { v[i - 1] + 1 };
+                let mut y = x - k;
+                steps += 1;
+                while x < n && y < m && a[x as usize] == b[y as usize] {
+                    x += 1;
+                    y += 1;
+                    steps += 1;
+                }
+                if steps > budget {
+                    return None;
+                }
+                v[i] = x;
+                if x >= n && y >= m {
+                    return Some(steps);
+                }
+                k += 2;
+            }
+        }
+        None
+    }
 }
 
 struct TextResult {
     added: u64,
     removed: u64,
     patch: Option<String>,
-    timed_out: bool,
 }
 
-/// Line diff of two texts. Lines are split on `\n` only (git's notion of a line;
-/// `similar`'s `diff_lines` would also split on a bare `\r`), hence `diff_slices`.
-fn diff_text(path: &str, old: &str, new: &str, opts: &DiffOptions) -> TextResult {
-    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
-    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-
-    let start = Instant::now();
-    let diff = TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .newline_terminated(true)
-        .timeout(opts.timeout)
-        .diff_slices(&old_lines, &new_lines);
-    // similar does not report whether it gave up; having used the whole budget is
-    // the signal (conservative: a diff finishing just past it is flagged too).
-    let timed_out = start.elapsed() >= opts.timeout;
+/// Line diff of two texts whose [`Lines::work`] fits the budget (so it runs to the end: no
+/// deadline, the same result on every machine).
+fn diff_lines(path: &str, lines: &Lines, opts: &DiffOptions) -> TextResult {
+    let (old_lines, new_lines) = (&lines.old, &lines.new);
+    let ops = similar::capture_diff_slices(Algorithm::Myers, &lines.old_ids, &lines.new_ids);
 
     let (mut added, mut removed) = (0u64, 0u64);
-    for op in diff.ops() {
+    for op in &ops {
         if !matches!(op, DiffOp::Equal { .. }) {
             added += op.new_range().len() as u64;
             removed += op.old_range().len() as u64;
@@ -327,7 +500,7 @@ fn diff_text(path: &str, old: &str, new: &str, opts: &DiffOptions) -> TextResult
         let context = opts.context.min(old_lines.len().max(new_lines.len()));
         let mut s = String::with_capacity(64 + path.len() * 2);
         push_headers(&mut s, &format!("a/{path}"), &format!("b/{path}"));
-        for group in diff.grouped_ops(context) {
+        for group in similar::group_diff_ops(ops.clone(), context) {
             if group.is_empty() {
                 continue;
             }
@@ -349,12 +522,7 @@ fn diff_text(path: &str, old: &str, new: &str, opts: &DiffOptions) -> TextResult
         s
     });
 
-    TextResult {
-        added,
-        removed,
-        patch,
-        timed_out,
-    }
+    TextResult { added, removed, patch }
 }
 
 /// Patch of an added (`added = true`) or removed file: one hunk holding every line.
@@ -420,21 +588,22 @@ pub struct Hunk {
 }
 
 /// The hunk holding line `line` of `new` against `old` (`None`: the file is new). `None` when
-/// the line does not exist.
-pub fn hunk_around(old: Option<&str>, new: &str, line: usize, context: usize, timeout: Duration) -> Option<Hunk> {
-    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+/// the line does not exist, or when the file is beyond the limits of a file diff
+/// ([`DiffLimits`]).
+pub fn hunk_around(old: Option<&str>, new: &str, line: usize, context: usize, limits: &DiffLimits) -> Option<Hunk> {
+    if old.map_or(0, str::len).max(new.len()) as u64 > limits.file_bytes {
+        return None;
+    }
+    let lines = Lines::of(old.unwrap_or(""), new);
+    let (old_lines, new_lines) = (&lines.old, &lines.new);
     let idx = line.checked_sub(1)?;
     if idx >= new_lines.len() {
         return None;
     }
-    let old_lines: Vec<&str> = old.map(|o| o.split_inclusive('\n').collect()).unwrap_or_default();
-    let diff = TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .newline_terminated(true)
-        .timeout(timeout)
-        .diff_slices(&old_lines, &new_lines);
+    lines.work(limits.file_steps.max)?;
+    let ops = similar::capture_diff_slices(Algorithm::Myers, &lines.old_ids, &lines.new_ids);
     let context = context.min(old_lines.len().max(new_lines.len()));
-    for group in diff.grouped_ops(context) {
+    for group in similar::group_diff_ops(ops, context) {
         let Some(first) = group.first() else { continue };
         let last = group.last().expect("non-empty");
         if !(first.new_range().start <= idx && idx < last.new_range().end) {

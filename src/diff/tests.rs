@@ -1,5 +1,3 @@
-use std::time::Duration;
-
 use super::*;
 
 fn tree(files: &[(&str, &[u8])]) -> FileTree {
@@ -31,7 +29,8 @@ const VCS_B: &[u8] = br#"{"git":{"sha1":"bbbb","dirty":false},"path_in_vcs":""}"
 fn defaults() {
     let o = DiffOptions::default();
     assert_eq!(o.context, 3);
-    assert_eq!(o.timeout, Duration::from_secs(2));
+    assert_eq!(o.limits, DiffLimits::default());
+    assert_eq!(o.limits.file_bytes, 8 << 20);
     assert!(!o.want_patch);
 }
 
@@ -61,7 +60,7 @@ fn added_package_counts_all_lines() {
     assert!(d.old_vcs.is_none());
     assert_eq!(d.new_vcs.as_ref().unwrap().sha1.as_deref(), Some("aaaa"));
     assert!(!d.vcs_changed);
-    assert!(!d.timed_out);
+    assert_eq!(d.too_large_files, 0);
     assert!(
         file(&d, "src/lib.rs").patch.is_none(),
         "no patch unless asked"
@@ -429,42 +428,121 @@ fn empty_added_file_patch_is_headers_only() {
     );
 }
 
-#[test]
-fn timeout_returns_sane_counts() {
-    // Pseudo-random lines over a 4-symbol alphabet: many short matches, a hard case
-    // for Myers. A 1 ms budget cannot finish it exactly.
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut rnd = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % 4
-    };
-    let n_old = 40_000u64;
-    let n_new = 39_000u64;
-    let a: String = (0..n_old).map(|_| format!("{}\n", rnd())).collect();
-    let b: String = (0..n_new).map(|_| format!("{}\n", rnd())).collect();
-    let old = tree(&[("big.txt", a.as_bytes())]);
-    let new = tree(&[("big.txt", b.as_bytes())]);
-    let opts = DiffOptions {
-        timeout: Duration::from_millis(1),
-        ..DiffOptions::default()
-    };
-    let d = diff_trees(Some(&old), Some(&new), &opts);
-    let f = file(&d, "big.txt");
-    assert!(d.timed_out);
-    assert!(f.lines_added <= n_new && f.lines_removed <= n_old);
-    // Any valid edit script satisfies this.
-    assert_eq!(n_old - f.lines_removed + f.lines_added, n_new);
-    assert!(f.lines_added > 0);
+/// Limits small enough for a test.
+fn small_limits(file_bytes: u64, file_steps: u64, package_steps: u64) -> DiffOptions {
+    DiffOptions {
+        limits: DiffLimits {
+            file_bytes,
+            file_steps: FILE_STEPS.with_max(file_steps),
+            package_steps: PACKAGE_STEPS.with_max(package_steps),
+        },
+        ..patch_opts()
+    }
+}
+
+fn sha(b: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    format!("{:x}", Sha256::digest(b))
 }
 
 #[test]
-fn small_diff_does_not_time_out() {
-    let old = tree(&[("f", b"a\n")]);
-    let new = tree(&[("f", b"b\n")]);
-    let d = diff_trees(Some(&old), Some(&new), &DiffOptions::default());
-    assert!(!d.timed_out);
+fn a_file_past_the_size_limit_is_listed_with_its_digests_not_diffed() {
+    // One line, changed in one byte.
+    let a = vec![b'a'; 1001];
+    let mut b = a.clone();
+    b[500] = b'b';
+    let opts = small_limits(1000, 1_000_000, 1_000_000);
+    let d = diff_trees(Some(&tree(&[("blob.rs", &a)])), Some(&tree(&[("blob.rs", &b)])), &opts);
+    let f = file(&d, "blob.rs");
+    let t = f.too_large.as_ref().expect("too large");
+    assert_eq!(t.reason, "larger than the 1,000-byte limit of a file diff");
+    assert_eq!(t.old_sha256.as_deref(), Some(sha(&a).as_str()));
+    assert_eq!(t.new_sha256.as_deref(), Some(sha(&b).as_str()));
+    assert_eq!((f.old_size, f.new_size), (Some(1001), Some(1001)));
+    // Every line of each side counts, and no patch is made.
+    assert_eq!((f.lines_removed, f.lines_added), (1, 1));
+    assert!(f.patch.is_none());
+    assert_eq!(d.too_large_files, 1);
+    // An added file past the limit is counted, not shown.
+    let added = diff_trees(None, Some(&tree(&[("blob.rs", &b)])), &opts);
+    assert!(file(&added, "blob.rs").patch.is_none() && file(&added, "blob.rs").too_large.is_some());
+    assert_eq!(file(&added, "blob.rs").lines_added, 1);
+
+    // Its twin at the limit is diffed.
+    let (a, b) = (&a[..1000], &b[..1000]);
+    let d = diff_trees(Some(&tree(&[("blob.rs", a)])), Some(&tree(&[("blob.rs", b)])), &opts);
+    let f = file(&d, "blob.rs");
+    assert!(f.too_large.is_none());
+    assert!(f.patch.as_deref().is_some_and(|p| p.starts_with("--- a/blob.rs\n+++ b/blob.rs\n@@ -1 +1 @@\n-aaa")));
+    assert_eq!(d.too_large_files, 0);
+}
+
+/// `n` lines `0` to `n - 1`, in the order `order` gives.
+fn lines_in(n: usize, order: impl Fn(usize) -> usize) -> String {
+    (0..n).map(|i| format!("line {}\n", order(i))).collect()
+}
+
+#[test]
+fn a_diff_past_the_work_limit_is_too_large_and_one_under_it_is_exact() {
+    // 20,000 lines in another order: every line is on both sides, and the shortest edit
+    // script is long (a hard case for Myers: seconds without a limit on larger files).
+    let n = 20_000;
+    let old = lines_in(n, |i| i);
+    let shuffled = lines_in(n, |i| (i * 7_919) % n);
+    let d = diff_trees(Some(&tree(&[("gen.rs", old.as_bytes())])), Some(&tree(&[("gen.rs", shuffled.as_bytes())])), &patch_opts());
+    let f = file(&d, "gen.rs");
+    let t = f.too_large.as_ref().expect("too large");
+    assert_eq!(t.reason, "its line diff would take more than the line diff per file budget (50,000,000 steps)");
+    assert_eq!((f.lines_removed, f.lines_added), (n as u64, n as u64));
+    assert!(f.patch.is_none());
+
+    // The same size with 1% of the lines changed, and with every line changed: diffed
+    // exactly.
+    let changed = lines_in(n, |i| if i % 100 == 0 { i + n } else { i });
+    let d = diff_trees(Some(&tree(&[("gen.rs", old.as_bytes())])), Some(&tree(&[("gen.rs", changed.as_bytes())])), &patch_opts());
+    let f = file(&d, "gen.rs");
+    assert!(f.too_large.is_none());
+    assert_eq!((f.lines_removed, f.lines_added), (200, 200));
+    let all = lines_in(n, |i| i + n);
+    let d = diff_trees(Some(&tree(&[("gen.rs", old.as_bytes())])), Some(&tree(&[("gen.rs", all.as_bytes())])), &DiffOptions::default());
+    let f = file(&d, "gen.rs");
+    assert!(f.too_large.is_none());
+    assert_eq!((f.lines_removed, f.lines_added), (n as u64, n as u64));
+}
+
+#[test]
+fn the_work_estimate_counts_the_edit_script_and_stops_at_the_budget() {
+    let w = |a: &str, b: &str, budget: u64| Lines::of(a, b).work(budget);
+    // Equal after the common start and end, once the changed line is set aside: only the
+    // pass over the lines.
+    assert_eq!(w("a\nb\nc\n", "a\nX\nc\n", 100), Some(6));
+    // A swap: the greedy pass runs to d = 2.
+    let swapped = w("a\nb\nc\nd\n", "a\nc\nb\nd\n", 100).unwrap();
+    assert!(swapped > 8, "{swapped}");
+    assert_eq!(w("a\nb\nc\nd\n", "a\nc\nb\nd\n", swapped - 1), None);
+    assert_eq!(w("a\nb\nc\nd\n", "a\nc\nb\nd\n", swapped), Some(swapped));
+}
+
+#[test]
+fn a_package_shares_one_work_budget_in_path_order() {
+    // Ten files each needing some work: with a package budget for about two of them, the
+    // first ones (by path) are diffed and the rest listed as too large.
+    let old: Vec<(String, String)> = (0..10).map(|i| (format!("f{i}.rs"), lines_in(50, |j| j))).collect();
+    let new: Vec<(String, String)> = (0..10).map(|i| (format!("f{i}.rs"), lines_in(50, |j| (j * 7) % 50))).collect();
+    let t = |v: &[(String, String)]| -> FileTree { v.iter().map(|(p, s)| (p.clone(), s.clone().into_bytes())).collect() };
+    let one = Lines::of(&old[0].1, &new[0].1).work(u64::MAX).unwrap();
+    let opts = small_limits(1 << 20, 1_000_000, 2 * one + one / 2);
+    let d = diff_trees(Some(&t(&old)), Some(&t(&new)), &opts);
+    let big: Vec<&str> = d.files.iter().filter(|f| f.too_large.is_some()).map(|f| f.path.as_str()).collect();
+    assert_eq!(big, ["f2.rs", "f3.rs", "f4.rs", "f5.rs", "f6.rs", "f7.rs", "f8.rs", "f9.rs"]);
+    assert_eq!(d.too_large_files, 8);
+    assert_eq!(
+        file(&d, "f2.rs").too_large.as_ref().unwrap().reason,
+        format!("{} is spent", PACKAGE_STEPS.with_max(2 * one + one / 2))
+    );
+    // The same trees give the same result every time.
+    let again = diff_trees(Some(&t(&old)), Some(&t(&new)), &opts);
+    assert_eq!(serde_json::to_string(&d).unwrap(), serde_json::to_string(&again).unwrap());
 }
 
 #[test]
@@ -480,7 +558,7 @@ fn serializes_kebab_case_without_patch() {
 #[test]
 fn hunk_around_a_line() {
     use super::hunk_around;
-    let t = Duration::from_secs(2);
+    let t = &DiffLimits::default();
     let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
     let new = "a\nb\nc\nd\nNET\ne\nf\ng\nh\n";
     let h = hunk_around(Some(old), new, 5, 1, t).unwrap();
@@ -492,4 +570,15 @@ fn hunk_around_a_line() {
     let h = hunk_around(None, "x\ny\n", 2, 3, t).unwrap();
     assert!(h.changed && h.text.contains("+y\n"), "{}", h.text);
     assert!(hunk_around(Some(old), new, 99, 1, t).is_none());
+}
+
+#[test]
+fn no_hunk_past_the_limits() {
+    let n = 20_000;
+    let old = lines_in(n, |i| i);
+    let shuffled = lines_in(n, |i| (i * 7_919) % n);
+    assert!(hunk_around(Some(&old), &shuffled, 10, 3, &DiffLimits::default()).is_none());
+    let small = DiffLimits { file_bytes: 10, ..DiffLimits::default() };
+    assert!(hunk_around(Some("a\n"), "a\nb\nc\nd\ne\nf\n", 2, 1, &small).is_none());
+    assert!(hunk_around(Some("a\n"), "a\nb\nc\nd\ne\nf\n", 2, 1, &DiffLimits::default()).is_some());
 }

@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::baseline::{self, Addition, Baseline, CheckOutcome};
 use crate::depsdiff::{self, Input, Report};
@@ -215,7 +214,7 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request, fail_o
             // confinement's directory whatever this is.
             cwd: if req.head_tree.is_some() { repo.root().to_path_buf() } else { dir.clone() },
             fetch: req.fetch.clone(),
-            diff: DiffOptions { context: 3, timeout: Duration::from_secs(2), want_patch: true },
+            diff: DiffOptions { context: 3, want_patch: true, ..DiffOptions::default() },
             // The target the gate checked (the `target` input, else the baseline's), so that
             // the review and the gate speak of the same build.
             targets: vec![report.target.clone().unwrap_or_else(|| engine::DEFAULT_TARGET.to_string())],

@@ -158,8 +158,8 @@ fn counts(p: &PackageReport) -> String {
             if d.binary_files > 0 {
                 let _ = write!(s, ", {}", plural(d.binary_files, "binary file", "binary files"));
             }
-            if d.timed_out {
-                s.push_str(", diff approximated (time limit)");
+            if d.too_large_files > 0 {
+                let _ = write!(s, ", {} too large to diff", plural(d.too_large_files, "file", "files"));
             }
             s
         }
@@ -588,6 +588,9 @@ fn package_section(out: &mut String, report: &Report, opts: &HumanOptions) {
             if f.packaging {
                 note.push_str(" (packaging, not counted)");
             }
+            if f.too_large.is_some() {
+                note.push_str(" (too large to diff: every line counted)");
+            }
             let _ = writeln!(
                 out,
                 "{indent}  {mark} {:>7} {:>7}  {}{}",
@@ -599,6 +602,16 @@ fn package_section(out: &mut String, report: &Report, opts: &HumanOptions) {
         }
         if opts.detail == Detail::Diff {
             for f in &d.files {
+                if let Some(t) = &f.too_large {
+                    out.push('\n');
+                    let _ = writeln!(out, "{}", paint(CYAN, &format!("── {}: {}", title(p), escape::line(&f.path))));
+                    let _ = writeln!(out, "too large to diff: {}", escape::line(&t.reason));
+                    for (side, size, sha) in [("old", f.old_size, &t.old_sha256), ("new", f.new_size, &t.new_sha256)] {
+                        if let (Some(size), Some(sha)) = (size, sha) {
+                            let _ = writeln!(out, "  {side}: {} bytes, sha256 {sha}", thousands(size));
+                        }
+                    }
+                }
                 if let Some(patch) = &f.patch {
                     out.push('\n');
                     let _ = writeln!(out, "{}", paint(CYAN, &format!("── {}: {}", title(p), escape::line(&f.path))));

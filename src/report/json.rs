@@ -249,6 +249,22 @@ struct FileChange<'a> {
     lines: Lines,
     #[serde(skip_serializing_if = "Option::is_none")]
     patch: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    too_large: Option<TooLargeOut<'a>>,
+}
+
+/// A file that was not diffed: why, and each side's size and digest.
+#[derive(Serialize)]
+struct TooLargeOut<'a> {
+    reason: &'a str,
+    old: Option<SideOut<'a>>,
+    new: Option<SideOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct SideOut<'a> {
+    bytes: u64,
+    sha256: &'a str,
 }
 
 #[derive(Serialize)]
@@ -342,6 +358,11 @@ fn file<'a>(f: &'a FileDiff, o: &JsonOptions) -> FileChange<'a> {
         packaging: f.packaging,
         lines: Lines { added: f.lines_added, removed: f.lines_removed },
         patch: f.patch.as_deref().filter(|_| o.patches),
+        too_large: f.too_large.as_ref().map(|t| TooLargeOut {
+            reason: &t.reason,
+            old: f.old_size.zip(t.old_sha256.as_deref()).map(|(bytes, sha256)| SideOut { bytes, sha256 }),
+            new: f.new_size.zip(t.new_sha256.as_deref()).map(|(bytes, sha256)| SideOut { bytes, sha256 }),
+        }),
     }
 }
 

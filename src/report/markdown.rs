@@ -421,9 +421,10 @@ fn details(p: &PackageReport, diffs: bool) -> Option<String> {
             FileStatus::Removed => "D",
             FileStatus::Modified => "M",
         };
-        let note = match (f.binary, f.packaging) {
-            (true, _) => " (binary)",
-            (_, true) => " (packaging)",
+        let note = match (f.binary, f.packaging, f.too_large.is_some()) {
+            (true, _, _) => " (binary)",
+            (_, true, _) => " (packaging)",
+            (_, _, true) => " (too large to diff)",
             _ => "",
         };
         let _ = writeln!(section, "| {mark} | {}{note} | {} | {} |", md(&f.path), thousands(f.lines_added), thousands(f.lines_removed));
@@ -436,6 +437,20 @@ fn details(p: &PackageReport, diffs: bool) -> Option<String> {
             }
             if let Some(patch) = &f.patch {
                 section.push_str(&markdown_code_block("diff", patch));
+            }
+            if let Some(t) = &f.too_large {
+                let side = |size: Option<u64>, sha: &Option<String>| match (size, sha) {
+                    (Some(n), Some(s)) => format!("{n} bytes, sha256 `{s}`"),
+                    _ => "absent".to_string(),
+                };
+                let _ = writeln!(
+                    section,
+                    "{} is too large to diff ({}): old {}, new {}.\n",
+                    md(&f.path),
+                    md(&t.reason),
+                    side(f.old_size, &t.old_sha256),
+                    side(f.new_size, &t.new_sha256)
+                );
             }
         }
     }

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use super::analyze::{CrateInput, Edition, analyze};
 use super::cfg::{CfgEnv, Others};
-use super::engine::unloaded;
+use super::engine::{LISTING_BYTES, unloaded, unloaded_with};
 use super::model::{Scope, UnloadedReason};
 use super::rules::Rules;
 use crate::package::FileTree;
@@ -200,4 +200,52 @@ fn the_model_agrees_on_a_hand_made_tree() {
     for bs in [false, true] {
         check(&roots, bs, 2).unwrap();
     }
+}
+
+#[test]
+fn a_package_of_100000_files_is_listed_within_bounds() {
+    // 100,000 files not compiled, under a module skipped by a false cfg: the count is exact,
+    // the list holds the first MAX_UNLOADED, each with its reason.
+    let mut all: Vec<String> = (0..100_000).map(|i| format!("src/gen/m{i:06}.rs")).collect();
+    all.push("src/lib.rs".into());
+    all.sort();
+    let loaded: BTreeSet<String> = ["src/lib.rs".to_string()].into();
+    let skipped: BTreeMap<String, String> = [("src/gen.rs".to_string(), "cfg(any()) at src/lib.rs:1".to_string())].into();
+    let (list, count) = unloaded(&all, &loaded, &skipped);
+    assert_eq!(count, 100_000);
+    assert_eq!(list.len(), super::model::MAX_UNLOADED);
+    assert!(list.iter().all(|u| u.reason == UnloadedReason::CfgFalse && u.detail == "under src/gen.rs, cfg(any()) at src/lib.rs:1"), "{:?}", &list[..3]);
+    // Its twin just under the list's size: every file listed.
+    let few: Vec<String> = all.iter().take(super::model::MAX_UNLOADED).cloned().collect();
+    let (list, count) = unloaded(&few, &loaded, &skipped);
+    assert_eq!((list.len() as u64, count), (count, super::model::MAX_UNLOADED as u64));
+}
+
+#[test]
+fn the_search_for_a_skipped_module_above_deep_files_is_bounded() {
+    // Files 200 directories deep under a skipped module: each looks up its 200 directories.
+    let deep = |i: usize| format!("src/gen/{}f{i}.rs", "d/".repeat(200));
+    let all: Vec<String> = (0..10).map(deep).collect();
+    let loaded = BTreeSet::new();
+    let skipped: BTreeMap<String, String> = [("src/gen/mod.rs".to_string(), "cfg(any()) at src/lib.rs:1".to_string())].into();
+    // What the ten searches read: each directory of each file, from the deepest up to src/gen.
+    let need: u64 = all.iter().map(|f| {
+        let mut dir = f.as_str();
+        let mut n = 0;
+        while let Some(i) = dir.rfind('/') {
+            dir = &dir[..i];
+            n += dir.len() as u64 + 1;
+            if dir == "src/gen" {
+                break;
+            }
+        }
+        n
+    }).sum();
+    let (list, _) = unloaded_with(&all, &loaded, &skipped, LISTING_BYTES.with_max(need));
+    assert!(list.iter().all(|u| u.reason == UnloadedReason::CfgFalse), "{list:?}");
+    // One byte fewer: the last file's search stops, and it is still listed, as not declared.
+    let (list, count) = unloaded_with(&all, &loaded, &skipped, LISTING_BYTES.with_max(need - 1));
+    assert_eq!((list.len(), count), (10, 10));
+    assert_eq!(list.iter().filter(|u| u.reason == UnloadedReason::NotDeclared).count(), 1, "{list:?}");
+    assert!(need < LISTING_BYTES.max);
 }

@@ -890,7 +890,33 @@ pub fn assemble(graph: &Graph, analyses: &[CrateAnalysis], target: &str) -> Surf
 /// declared under a false cfg (with the predicate), another target of the package (tests,
 /// benches, examples, other binaries), or declared nowhere. At most [`MAX_UNLOADED`], and the
 /// count of all.
+///
+/// Bounded for any package (up to 100,000 files with names of up to 4 KiB): one pass over
+/// the names, reasons only for the files listed, and the search for a skipped module whose
+/// directory holds a file reads at most [`LISTING_BYTES`] of names in all; past it a file is
+/// listed as `not-declared` instead (the file is listed either way).
 pub(crate) fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>) -> (Vec<Unloaded>, u64) {
+    unloaded_with(all, loaded, skipped, LISTING_BYTES)
+}
+
+/// The names [`unloaded`] may read while it looks for the skipped module above a file.
+pub(crate) const LISTING_BYTES: crate::meter::Limit = crate::meter::Limit::new("coverage listing", crate::meter::Unit::Bytes, 64 << 20);
+
+pub(crate) fn unloaded_with(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>, limit: crate::meter::Limit) -> (Vec<Unloaded>, u64) {
+    // The directory a skipped module file's children sit in (`src/kv` for `src/kv.rs` and
+    // `src/kv/mod.rs`), with that file.
+    let mut dirs: HashMap<&str, (&str, &str)> = HashMap::new();
+    for (k, d) in skipped {
+        let dir = k.strip_suffix("/mod.rs").or_else(|| k.strip_suffix(".rs"));
+        if let Some(dir) = dir {
+            // `mod.rs` first, as before: the first candidate of the deepest directory wins.
+            let e = dirs.entry(dir).or_insert((k.as_str(), d.as_str()));
+            if k.ends_with("/mod.rs") {
+                *e = (k.as_str(), d.as_str());
+            }
+        }
+    }
+    let mut meter = crate::meter::Meter::new(limit);
     let mut out = Vec::new();
     let mut count = 0u64;
     for f in all {
@@ -903,7 +929,7 @@ pub(crate) fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTre
         }
         let (reason, detail) = if let Some(d) = skipped.get(f) {
             (UnloadedReason::CfgFalse, d.clone())
-        } else if let Some((m, d)) = under_skipped(f, skipped) {
+        } else if let Some((m, d)) = under_skipped(f, &dirs, &mut meter) {
             // In the directory of a module file that is itself not compiled: its children.
             (UnloadedReason::CfgFalse, format!("under {m}, {d}"))
         } else if ["tests/", "benches/", "examples/", "src/bin/"].iter().any(|p| f.starts_with(p)) || f == "src/main.rs" {
@@ -917,17 +943,18 @@ pub(crate) fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTre
 }
 
 /// The skipped module file whose directory holds `f` (`src/arch/aarch64/mod.rs` for
-/// `src/arch/aarch64/neon/x.rs`; `src/kv.rs` for `src/kv/key.rs`), with its detail.
-fn under_skipped<'a>(f: &str, skipped: &'a BTreeMap<String, String>) -> Option<(&'a str, &'a str)> {
+/// `src/arch/aarch64/neon/x.rs`; `src/kv.rs` for `src/kv/key.rs`), with its detail: the
+/// deepest such directory. Each directory looked up is charged to `meter`.
+fn under_skipped<'a>(f: &str, dirs: &HashMap<&str, (&'a str, &'a str)>, meter: &mut crate::meter::Meter) -> Option<(&'a str, &'a str)> {
+    if dirs.is_empty() {
+        return None;
+    }
     let mut dir = f;
     while let Some(i) = dir.rfind('/') {
         dir = &dir[..i];
-        for cand in [format!("{dir}/mod.rs"), format!("{dir}.rs")] {
-            if cand != f
-                && let Some((k, d)) = skipped.get_key_value(&cand)
-            {
-                return Some((k.as_str(), d.as_str()));
-            }
+        meter.charge(dir.len() as u64 + 1).ok()?;
+        if let Some(&(k, d)) = dirs.get(dir).filter(|(k, _)| *k != f) {
+            return Some((k, d));
         }
     }
     None
@@ -1058,6 +1085,9 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
             }
             super::model::Reachable { capabilities: reached_caps, unresolved: unresolved + bounded, through_traits: through }
         };
+        if std::env::var_os("VELARIS_DEBUG_BUDGETS").is_some() {
+            eprintln!("budgets: program {}: dispatch {} of {}", prog.name, dispatch.steps(), super::callgraph::STEPS.max);
+        }
         // Every crate compiled into the program, clean ones too: "analysed and clean" is not
         // "not in the graph". What a set of units shows is computed once for every program
         // that compiles it.

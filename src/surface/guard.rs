@@ -21,15 +21,26 @@
 //! `=>`, a `,` outside generic arguments and closure parameters, and a new statement after a
 //! `}`.
 //!
-//! It also bounds the memory of concurrent analyses: each worker of [`parallel_map`] holds the
-//! source bytes it parses against one budget ([`SOURCE_IN_FLIGHT`]), since a syntax tree takes
-//! about 150 times the bytes of its source.
+//! It also bounds memory, per crate and for the whole run:
+//!
+//! - Per crate, deterministically: the source one crate's analysis parses
+//!   ([`SOURCE_PER_CRATE`]; a file past it is refused like a file too large), and the output of
+//!   its macro expansions (`analyze::macros`' limits).
+//! - For the run: what the analyses in flight hold, as estimated (a syntax tree takes about
+//!   [`SOURCE_MEMORY_FACTOR`] times the bytes of its source; held macro output is counted by
+//!   the expander), is counted against one account shared by every worker of
+//!   [`parallel_map`] ([`DEFAULT_ANALYSIS_MEMORY`], changed with [`set_analysis_memory`]). A
+//!   worker whose crate needs more than is left waits until other crates are done, so N
+//!   hostile crates analysed side by side cannot multiply the peak; a lone worker may go on
+//!   past it (it is bounded by the per-crate limits), so the account never deadlocks. Waiting
+//!   changes when a crate is analysed, never what is found.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::budget::{Budget, Lease};
+use crate::meter::{Exhausted, Limit, Meter, Unit};
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
@@ -55,16 +66,80 @@ const DEFAULT_LIMIT: u64 = u64::MAX;
 /// files, generated ones included, are rarely above 2 MB.
 pub const MAX_SOURCE_BYTES: usize = 4 * 1024 * 1024;
 
-/// Source bytes that concurrent analyses may hold at once (see [`crate::budget`]).
-pub const SOURCE_IN_FLIGHT: u64 = 6 * MIB;
+/// Source bytes one crate's analysis may parse, all its files together (a file parsed twice
+/// counts twice). The most a crate of six large applications parses is 7.7 MB (aws-lc-sys 0.39 and 0.44,
+/// whose bindings for every target are read while their cfgs are unknown).
+pub const SOURCE_PER_CRATE: Limit = Limit::new("source parsed per crate", Unit::Bytes, 8 * MIB);
 
-static SOURCE_BUDGET: Budget = Budget::new(SOURCE_IN_FLIGHT);
+/// Memory a parsed source file takes per byte of source, as estimated for the run's account.
+pub const SOURCE_MEMORY_FACTOR: u64 = 150;
+
+/// What the analyses in flight may hold at once, as estimated, unless the command line says
+/// otherwise: with the rest of a run on a large application (the package sources, the graph,
+/// the results: about 600 MiB for nushell's 1,000 packages), and one crate over it at most by
+/// its own limits, this fits a CI runner with 7 GiB of memory with room to spare.
+pub const DEFAULT_ANALYSIS_MEMORY: u64 = 2048 * MIB;
+
+static MEMORY: Budget = Budget::new(DEFAULT_ANALYSIS_MEMORY);
+
+/// Sets what the analyses in flight may hold at once, as estimated (see the module
+/// documentation); for the whole process.
+pub fn set_analysis_memory(bytes: u64) {
+    MEMORY.set_limit(bytes.max(1));
+}
+
+/// What the analyses in flight may hold at once, as estimated.
+pub fn analysis_memory() -> u64 {
+    MEMORY.limit()
+}
+
+/// The most the analyses in flight held at once, as estimated, since the process started.
+pub fn analysis_memory_peak() -> u64 {
+    MEMORY.peak()
+}
 
 thread_local! {
     /// The estimate limit of this thread.
     static LIMIT: Cell<u64> = const { Cell::new(DEFAULT_LIMIT) };
-    /// The source bytes this analysis thread holds, while it analyzes one item.
+    /// What this analysis thread holds of the run's memory account, while it analyzes one item.
     static LEASE: RefCell<Option<Lease<'static>>> = const { RefCell::new(None) };
+    /// The source the crate being analysed on this thread has parsed.
+    static CRATE_SOURCE: RefCell<Meter> = const { RefCell::new(Meter::new(SOURCE_PER_CRATE)) };
+}
+
+/// A crate's analysis starts on this thread: its per-crate source account starts from zero.
+pub fn begin_crate() {
+    begin_crate_with(SOURCE_PER_CRATE);
+}
+
+/// [`begin_crate`] with another limit (tests).
+pub fn begin_crate_with(limit: Limit) {
+    CRATE_SOURCE.with(|m| *m.borrow_mut() = Meter::new(limit));
+}
+
+/// The source the current crate has parsed, for `VELARIS_DEBUG_BUDGETS`.
+pub fn crate_source() -> u64 {
+    CRATE_SOURCE.with(|m| m.borrow().used())
+}
+
+/// Counts `bytes` more (an estimate of memory the current analysis now holds) against the
+/// run's account, waiting while it is spent. Nothing on a thread that is not an analysis
+/// thread.
+pub fn hold(bytes: u64) {
+    LEASE.with(|l| {
+        if let Some(lease) = l.borrow_mut().as_mut() {
+            lease.grow(bytes);
+        }
+    });
+}
+
+/// Gives back `bytes` of what [`hold`] counted.
+pub fn unhold(bytes: u64) {
+    LEASE.with(|l| {
+        if let Some(lease) = l.borrow_mut().as_mut() {
+            lease.shrink(bytes);
+        }
+    });
 }
 
 // Weights: the stack, in bytes, one level of a shape may take, at least 1.2 times what a debug
@@ -111,6 +186,8 @@ pub enum RefusalKind {
     TooDeep { estimate: u64, limit: u64 },
     /// Larger than [`MAX_SOURCE_BYTES`].
     TooLarge { bytes: usize, limit: usize },
+    /// The crate has parsed as much source as it may ([`SOURCE_PER_CRATE`]).
+    Budget(Exhausted),
 }
 
 impl fmt::Display for Refusal {
@@ -125,23 +202,23 @@ impl fmt::Display for Refusal {
             RefusalKind::TooLarge { bytes, limit } => {
                 write!(f, "source file of {bytes} bytes is larger than the {limit}-byte limit for one file")
             }
+            RefusalKind::Budget(e) => write!(f, "source file not parsed: {e}"),
         }
     }
 }
 
-/// Whether the analyzer may parse `bytes` on this thread; on an analysis thread, the bytes are
-/// also counted against the memory budget (waiting for it when it is spent) until the item
-/// being analyzed is done.
+/// Whether the analyzer may parse `bytes` on this thread, counted against the crate's source
+/// budget; on an analysis thread, the memory its syntax tree will take is also counted against
+/// the run's account (waiting for it when it is spent) until the item being analyzed is done.
 pub fn admit(bytes: &[u8]) -> Result<(), Refusal> {
     if bytes.len() > MAX_SOURCE_BYTES {
         return Err(Refusal { line: 1, column: 1, kind: RefusalKind::TooLarge { bytes: bytes.len(), limit: MAX_SOURCE_BYTES } });
     }
     check(bytes, LIMIT.with(Cell::get))?;
-    LEASE.with(|l| {
-        if let Some(lease) = l.borrow_mut().as_mut() {
-            lease.grow(bytes.len() as u64);
-        }
-    });
+    CRATE_SOURCE
+        .with(|m| m.borrow_mut().charge(bytes.len() as u64))
+        .map_err(|e| Refusal { line: 1, column: 1, kind: RefusalKind::Budget(e) })?;
+    hold((bytes.len() as u64).saturating_mul(SOURCE_MEMORY_FACTOR));
     Ok(())
 }
 
@@ -547,6 +624,19 @@ pub fn parallel_map_with_limit<T: Sync, R: Send>(
     limit: Option<u64>,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
+    parallel_map_in(&MEMORY, items, jobs, stack, limit, f)
+}
+
+/// [`parallel_map_with_limit`] with `memory` as the account of what the analyses in flight
+/// hold (tests give a small one of their own).
+pub fn parallel_map_in<T: Sync, R: Send>(
+    memory: &'static Budget,
+    items: &[T],
+    jobs: usize,
+    stack: usize,
+    limit: Option<u64>,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let next = AtomicUsize::new(0);
     let workers = jobs.min(items.len()).max(1);
     let work = || {
@@ -556,7 +646,7 @@ pub fn parallel_map_with_limit<T: Sync, R: Send>(
             if i >= items.len() {
                 break out;
             }
-            LEASE.with(|l| *l.borrow_mut() = Some(SOURCE_BUDGET.lease()));
+            LEASE.with(|l| *l.borrow_mut() = Some(memory.lease()));
             out.push((i, f(&items[i])));
             LEASE.with(|l| *l.borrow_mut() = None);
         }
@@ -689,10 +779,50 @@ mod tests {
     }
 
     #[test]
+    fn crates_side_by_side_share_one_memory_account() {
+        // Eight crates, each holding 100 units in steps of 10, on four threads, with an
+        // account of 150: without it 400 units would be held at once.
+        let memory: &'static Budget = Box::leak(Box::new(Budget::new(150)));
+        let most = std::sync::atomic::AtomicU64::new(0);
+        let items: Vec<u64> = (0..8).collect();
+        let out = parallel_map_in(memory, &items, 4, 16 * 1024 * 1024, None, |&i| {
+            for _ in 0..10 {
+                hold(10);
+                most.fetch_max(memory.in_use(), Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            // What a crate gives back early is no longer counted.
+            unhold(50);
+            i * 2
+        });
+        // What each crate found does not depend on the account.
+        assert_eq!(out, (0..8).map(|i| i * 2).collect::<Vec<u64>>());
+        assert_eq!(memory.in_use(), 0);
+        // Counted (one crate alone holds 100), and at most one crate over the account, by
+        // what it holds itself.
+        assert!((100..=150 + 100).contains(&memory.peak()), "peak {}", memory.peak());
+        assert!(most.load(Ordering::Relaxed) <= 250);
+    }
+
+    #[test]
+    fn a_crate_parses_at_most_its_source_budget() {
+        begin_crate_with(SOURCE_PER_CRATE.with_max(25));
+        assert!(admit(b"fn a() {}").is_ok());
+        assert!(admit(b"fn b() {}").is_ok());
+        let r = admit(b"fn c() { 1 }").unwrap_err();
+        assert!(matches!(r.kind, RefusalKind::Budget(_)), "{r:?}");
+        assert_eq!(r.to_string(), "source file not parsed: the source parsed per crate budget (25 bytes) is exhausted");
+        // The next crate starts from zero.
+        begin_crate();
+        assert!(admit(b"fn c() { 1 }").is_ok());
+        assert_eq!(crate_source(), 12);
+    }
+
+    #[test]
     fn analysis_threads_have_the_large_stack_and_keep_order() {
         let out = parallel_map(&[1, 2, 3, 4, 5], 3, |&x| (x * 10, LIMIT.with(Cell::get)));
         assert_eq!(out.iter().map(|p| p.0).collect::<Vec<_>>(), [10, 20, 30, 40, 50]);
         assert!(out.iter().all(|p| p.1 == STACK_LIMIT), "{out:?}");
-        assert_eq!(SOURCE_BUDGET.in_use(), 0);
+        assert_eq!(MEMORY.in_use(), 0);
     }
 }

@@ -681,6 +681,9 @@ pub(crate) struct Loader<'a> {
     /// Files of the modules being loaded, innermost last (circular `#[path]`s).
     stack: Vec<String>,
     pending: Vec<Pending>,
+    /// Expansions being loaded: what they leave in the module tree is held for the whole
+    /// analysis and counted as such (see [`Expander::keep`]).
+    expanding: usize,
     /// Declarations of module files under a false cfg.
     skipped: Vec<SkippedDecl>,
     /// The macro whose expansion is being loaded (innermost).
@@ -701,6 +704,7 @@ impl<'a> Loader<'a> {
             modules: Vec::new(),
             stack: Vec::new(),
             pending: Vec::new(),
+            expanding: 0,
             skipped: Vec::new(),
             origin: None,
         }
@@ -803,6 +807,9 @@ impl<'a> Loader<'a> {
     }
 
     fn push_entry(&mut self, m: ModId, fid: FileId, item: Item, scope: &Textual) {
+        if self.expanding > 0 {
+            self.ex.keep(macros::syntax_size(&item));
+        }
         self.modules[m].entries.push(Entry { file: fid, item, macros: scope.clone(), origin: self.origin.clone() });
     }
 
@@ -821,14 +828,18 @@ impl<'a> Loader<'a> {
             fail(self, macros::ExpandFailure::Recursion(self.ex.recursion_limit.get()).to_string(), mac.mac.tokens.clone());
             return scope;
         }
-        let out = match self.ex.expand(def, &mac.mac) {
+        // The expansion is held while it is loaded; what it leaves in the module tree stays
+        // held (`push_entry`).
+        let mark = self.ex.mark();
+        let out = match self.ex.expand(def, &mac.mac, depth > 0) {
             Ok(t) => t,
             Err(e) => {
                 fail(self, e.to_string(), mac.mac.tokens.clone());
                 return scope;
             }
         };
-        match macros::parse_items(out.clone()) {
+        self.expanding += 1;
+        let scope = match macros::parse_items(out.clone()) {
             Ok(items) => {
                 let scope2 = scope.clone();
                 let inner = def.origin.clone().or_else(|| self.origin.clone());
@@ -841,7 +852,10 @@ impl<'a> Loader<'a> {
                 fail(self, e.to_string(), out);
                 scope
             }
-        }
+        };
+        self.expanding -= 1;
+        self.ex.release_to(mark);
+        scope
     }
 
     /// Expand the macro invocations inside an `extern` block that resolve now, so the
@@ -860,7 +874,7 @@ impl<'a> Loader<'a> {
                 out.push(it);
                 continue;
             };
-            match self.ex.expand(&def, &fmac.mac).and_then(macros::parse_foreign_items) {
+            match self.ex.expand(&def, &fmac.mac, depth > 0).and_then(macros::parse_foreign_items) {
                 Ok(items) => {
                     let mut inner = syn::ItemForeignMod { attrs: Vec::new(), unsafety: None, abi: fm.abi.clone(), brace_token: fm.brace_token, items };
                     self.expand_foreign(&mut inner, fid, scope, depth + 1);
@@ -871,6 +885,15 @@ impl<'a> Loader<'a> {
             }
         }
         fm.items = out;
+    }
+
+    /// [`Loader::load_items`] of a file just parsed: its items are source, counted by the
+    /// source budget, not held macro output, even when an expansion declared the module.
+    fn load_parsed(&mut self, m: ModId, fid: FileId, items: Vec<Item>, scope: Textual, depth: usize) -> Textual {
+        let expanding = std::mem::replace(&mut self.expanding, 0);
+        let scope = self.load_items(m, fid, items, scope, depth);
+        self.expanding = expanding;
+        scope
     }
 
     fn load_items(&mut self, m: ModId, fid: FileId, items: Vec<Item>, mut scope: Textual, depth: usize) -> Textual {
@@ -999,7 +1022,7 @@ impl<'a> Loader<'a> {
         match parse_source(bytes, &target, &mut self.sink, self.ex.edition) {
             Some(f) => {
                 self.stack.push(target);
-                let scope = self.load_items(m, fid, f.items, scope, depth);
+                let scope = self.load_parsed(m, fid, f.items, scope, depth);
                 self.stack.pop();
                 scope
             }
@@ -1024,7 +1047,7 @@ impl<'a> Loader<'a> {
         self.modules[id].path_dir = paths::dir_of(target).to_string();
         let tfid = self.file_id(target);
         self.stack.push(target.to_string());
-        let scope = self.load_items(id, tfid, parsed.items, scope, depth);
+        let scope = self.load_parsed(id, tfid, parsed.items, scope, depth);
         self.stack.pop();
         scope
     }
@@ -1041,6 +1064,9 @@ impl<'a> Loader<'a> {
             path_dir,
         });
         let id = self.modules.len() - 1;
+        if self.expanding > 0 {
+            self.ex.keep(macros::MODULE_SIZE);
+        }
         self.ex.ensure_module(id);
         self.modules[parent].children.push((name, id, public));
         id
@@ -1174,7 +1200,7 @@ impl<'a> Loader<'a> {
         let id = self.new_module(parent, name, child_dir, path_dir, public);
         let tfid = self.file_id(&target);
         self.stack.push(target);
-        let inner = self.load_items(id, tfid, parsed.items, scope.clone(), depth);
+        let inner = self.load_parsed(id, tfid, parsed.items, scope.clone(), depth);
         self.stack.pop();
         after(inner)
     }

@@ -16,8 +16,15 @@
 //! crate's exports to every crate that can see its macros), so `$crate::x` resolves in the
 //! defining crate as rustc's hygiene makes it do.
 //!
-//! Expansion is bounded: a [`Budget`] shared by the crate's expansions and a recursion limit
-//! (the crate's `#![recursion_limit]`, default 128 as in rustc).
+//! Expansion is bounded, deterministically (steps, tokens and bytes, never time), by the
+//! limits below: matcher work per invocation and per crate; output per invocation and per
+//! crate (the work of parsing and visiting it); output the crate holds at once (its memory:
+//! what the loader keeps in the module tree, what the visitor holds while it walks an
+//! expansion); and the recursion limit (the crate's `#![recursion_limit]`, default 128 as in
+//! rustc). An invocation that would pass one is `unanalyzed` with the budget named, its tokens
+//! are scanned, and the rest of the crate is analysed. What the crate holds is also counted,
+//! as an estimate of memory, against the run's shared account
+//! ([`crate::surface::guard::hold`]), so crates analysed side by side do not multiply it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -25,7 +32,8 @@ use std::rc::Rc;
 
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 
-use super::mbe::{Budget, DefError, Edition, ExpandError, MacroRules};
+use super::mbe::{Budget, DefError, Edition, ExpandError, MacroRules, Size};
+use crate::meter::{Limit, Meter, Unit};
 use super::{ExportedMacro, Exports};
 use crate::surface::model::Expansion;
 
@@ -131,6 +139,150 @@ impl Textual {
 pub(crate) struct Stats {
     pub expanded: u64,
     pub failed: u64,
+    /// The most one invocation spent: matcher steps, output tokens and bytes.
+    pub max_steps: u64,
+    pub max_tokens: u64,
+    pub max_bytes: u64,
+}
+
+// The limits, measured against the crates of six large applications (ripgrep, fd, starship,
+// uv, nushell, helix: 1,700 crate targets; benchmark/results/hostile-*.md). The largest use of
+// each, by one crate: matcher steps 31M, output 28M tokens and 94 MB, parsed output 2.0M
+// tokens, held output 1.3M tokens (all uom 0.38, a units-of-measure crate built of
+// tt-munching macros); by one invocation: 41,000 steps, 303,000 tokens, 1.0 MB (uom). Each
+// crate limit lets the largest crate through with room, and costs at most a few seconds of
+// one core and a few hundred MiB when a crate spends all of it.
+
+/// Matcher steps of one invocation: every arm tried, every token a fragment takes.
+pub(crate) const STEPS_PER_INVOCATION: Limit = Limit::new("macro matcher steps per invocation", Unit::Steps, 1_000_000);
+/// Matcher steps of all the invocations of one crate.
+pub(crate) const STEPS_PER_CRATE: Limit = Limit::new("macro matcher steps per crate", Unit::Steps, 48_000_000);
+/// Output of one invocation.
+pub(crate) const TOKENS_PER_INVOCATION: Limit = Limit::new("macro output per invocation", Unit::Tokens, 1_000_000);
+pub(crate) const BYTES_PER_INVOCATION: Limit = Limit::new("macro output text per invocation", Unit::Bytes, 16 << 20);
+/// Output of all the expansions of one crate: the work of transcribing it.
+pub(crate) const TOKENS_PER_CRATE: Limit = Limit::new("macro output per crate", Unit::Tokens, 48_000_000);
+pub(crate) const BYTES_PER_CRATE: Limit = Limit::new("macro output text per crate", Unit::Bytes, 192 << 20);
+/// Output of all the expansions of one crate that is parsed and analysed as code: what is not
+/// passed on to another `macro_rules!` invocation (whose matcher walks it, counted as steps).
+/// About a microsecond per token.
+pub(crate) const CODE_PER_CRATE: Limit = Limit::new("macro output parsed per crate", Unit::Tokens, 4_000_000);
+/// Output one crate holds at once: expansions the loader keeps in the module tree, and those
+/// being loaded or visited.
+pub(crate) const HELD_TOKENS_PER_CRATE: Limit = Limit::new("macro output held per crate", Unit::Tokens, 2_000_000);
+pub(crate) const HELD_BYTES_PER_CRATE: Limit = Limit::new("macro output text held per crate", Unit::Bytes, 32 << 20);
+/// Memory a held token takes, as estimated for the run's shared account: the most measured
+/// (expansions that declare modules, with their items: 190 bytes a token; statements: 127).
+pub(crate) const HELD_TOKEN_MEMORY: u64 = 192;
+
+/// The crate's expansion budgets, with the limits they are given (tests give small ones).
+pub(crate) struct Limits {
+    pub steps_per_invocation: Limit,
+    pub steps_per_crate: Limit,
+    pub tokens_per_invocation: Limit,
+    pub bytes_per_invocation: Limit,
+    pub tokens_per_crate: Limit,
+    pub bytes_per_crate: Limit,
+    pub code_per_crate: Limit,
+    pub held_tokens: Limit,
+    pub held_bytes: Limit,
+    /// Not the expander's: the source the crate parses ([`crate::surface::guard`]).
+    pub source: Limit,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            steps_per_invocation: STEPS_PER_INVOCATION,
+            steps_per_crate: STEPS_PER_CRATE,
+            tokens_per_invocation: TOKENS_PER_INVOCATION,
+            bytes_per_invocation: BYTES_PER_INVOCATION,
+            tokens_per_crate: TOKENS_PER_CRATE,
+            bytes_per_crate: BYTES_PER_CRATE,
+            code_per_crate: CODE_PER_CRATE,
+            held_tokens: HELD_TOKENS_PER_CRATE,
+            held_bytes: HELD_BYTES_PER_CRATE,
+            source: crate::surface::guard::SOURCE_PER_CRATE,
+        }
+    }
+}
+
+/// What a module an expansion declares holds besides its items (its tables in the module
+/// tree, the resolver and the exports), counted as held output of this size.
+pub(crate) const MODULE_SIZE: Size = Size { tokens: 32, bytes: 256 };
+
+/// What a crate's expansions spent, by budget (see [`Limits`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Usage {
+    pub steps_per_invocation: u64,
+    pub steps_per_crate: u64,
+    pub tokens_per_invocation: u64,
+    pub bytes_per_invocation: u64,
+    pub tokens_per_crate: u64,
+    pub bytes_per_crate: u64,
+    pub code_per_crate: u64,
+    pub held_tokens: u64,
+    pub held_bytes: u64,
+}
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "steps {} tokens {} bytes {} code {} held-tokens {} held-bytes {} invocation-steps {} invocation-tokens {} invocation-bytes {}",
+            self.steps_per_crate,
+            self.tokens_per_crate,
+            self.bytes_per_crate,
+            self.code_per_crate,
+            self.held_tokens,
+            self.held_bytes,
+            self.steps_per_invocation,
+            self.tokens_per_invocation,
+            self.bytes_per_invocation
+        )
+    }
+}
+
+/// The output a crate holds: expansions being loaded or visited (given back when done), and
+/// what the loader keeps of them (`kept`, never given back).
+struct Held {
+    tokens: Meter,
+    bytes: Meter,
+    kept: Size,
+    /// The most held when an expansion was let through: what the limits are checked
+    /// against. What the loader keeps of the last expansions may take the meters past it,
+    /// by at most one expansion's output.
+    checked: Size,
+    /// What is held of the run's memory account (see [`Held::lease`]).
+    leased: u64,
+}
+
+/// The run's memory account is asked in steps of this much, so that expansions do not take
+/// its lock one by one.
+const LEASE_STEP: u64 = 4 << 20;
+
+impl Held {
+    /// Brings what this crate holds of the run's memory account in line with what it holds,
+    /// as estimated, in steps of [`LEASE_STEP`].
+    fn lease(&mut self) {
+        let need = memory(Size { tokens: self.tokens.used(), bytes: self.bytes.used() });
+        if need > self.leased {
+            let more = (need - self.leased).div_ceil(LEASE_STEP) * LEASE_STEP;
+            crate::surface::guard::hold(more);
+            self.leased += more;
+        } else if self.leased - need >= 2 * LEASE_STEP {
+            let less = (self.leased - need) / LEASE_STEP * LEASE_STEP - LEASE_STEP;
+            crate::surface::guard::unhold(less);
+            self.leased -= less;
+        }
+    }
+}
+
+/// What a crate held at one point: see [`Expander::mark`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mark {
+    held: Size,
+    kept: Size,
 }
 
 /// The crate-wide macro state, shared by the loader, the resolver and the visitor.
@@ -138,6 +290,7 @@ pub(crate) struct Expander<'a> {
     deps: &'a BTreeMap<String, std::sync::Arc<Exports>>,
     pub edition: Edition,
     budget: RefCell<Budget>,
+    held: RefCell<Held>,
     pub recursion_limit: Cell<usize>,
     dep_cache: RefCell<HashMap<(String, String), Option<MacroRef>>>,
     /// `#[macro_export]` macros: the crate root's macro namespace.
@@ -160,13 +313,25 @@ pub(crate) const DEFAULT_RECURSION_LIMIT: usize = 128;
 pub(crate) const MAX_RECURSION_LIMIT: usize = 1024;
 
 impl<'a> Expander<'a> {
+    #[cfg(test)]
     pub fn new(deps: &'a BTreeMap<String, std::sync::Arc<Exports>>, edition: Edition) -> Self {
+        Expander::with_limits(deps, edition, Limits::default())
+    }
+
+    pub fn with_limits(deps: &'a BTreeMap<String, std::sync::Arc<Exports>>, edition: Edition, l: Limits) -> Self {
         Expander {
             deps,
             edition,
-            // Enough for the largest real crates several times over; a crate that exhausts
-            // it gets `unanalyzed` at the invocation that did.
-            budget: RefCell::new(Budget { steps: 400_000_000, tokens: 40_000_000 }),
+            budget: RefCell::new(Budget {
+                steps_per_invocation: l.steps_per_invocation,
+                tokens_per_invocation: l.tokens_per_invocation,
+                bytes_per_invocation: l.bytes_per_invocation,
+                steps: Meter::new(l.steps_per_crate),
+                tokens: Meter::new(l.tokens_per_crate),
+                bytes: Meter::new(l.bytes_per_crate),
+                code: Meter::new(l.code_per_crate),
+            }),
+            held: RefCell::new(Held { tokens: Meter::new(l.held_tokens), bytes: Meter::new(l.held_bytes), kept: Size::default(), checked: Size::default(), leased: 0 }),
             recursion_limit: Cell::new(DEFAULT_RECURSION_LIMIT),
             dep_cache: RefCell::new(HashMap::new()),
             exported: RefCell::new(BTreeMap::new()),
@@ -223,13 +388,30 @@ impl<'a> Expander<'a> {
             .collect()
     }
 
-    /// Expand one invocation of `def`.
-    pub fn expand(&self, def: &MacroDefn, mac: &syn::Macro) -> Result<TokenStream, ExpandFailure> {
+    /// Expand one invocation of `def`. The output is held (counted against what the crate
+    /// may hold at once) until [`Expander::release_to`] a mark taken before; the loader, which
+    /// keeps what it expands for the whole analysis, never releases it.
+    ///
+    /// `nested`: the invocation stands in the output of another expansion (see
+    /// [`Budget::pass_on`]).
+    pub fn expand(&self, def: &MacroDefn, mac: &syn::Macro, nested: bool) -> Result<TokenStream, ExpandFailure> {
         let rules = def.rules.as_ref().map_err(|e| ExpandFailure::Definition(e.clone()))?;
         let call_site = call_site(&mac.path);
         let mut budget = self.budget.borrow_mut();
-        let r = rules.expand(&mac.tokens, call_site, &def.dollar_crate, &mut budget).map_err(ExpandFailure::Expand);
+        let steps_before = budget.steps.used();
+        let r = rules
+            .expand_sized(&mac.tokens, call_site, &def.dollar_crate, &mut budget, nested)
+            .and_then(|(ts, size)| self.hold(size).map(|()| (ts, size)))
+            .map_err(ExpandFailure::Expand);
+        let steps = budget.steps.used() - steps_before;
+        drop(budget);
         let mut stats = self.stats.borrow_mut();
+        stats.max_steps = stats.max_steps.max(steps);
+        if let Ok((_, size)) = &r {
+            stats.max_tokens = stats.max_tokens.max(size.tokens);
+            stats.max_bytes = stats.max_bytes.max(size.bytes);
+        }
+        let r = r.map(|(ts, _)| ts);
         match &r {
             Ok(_) => stats.expanded += 1,
             Err(e) => {
@@ -242,6 +424,70 @@ impl<'a> Expander<'a> {
         r
     }
 
+    fn hold(&self, size: Size) -> Result<(), ExpandError> {
+        let mut h = self.held.borrow_mut();
+        if !h.bytes.fits(size.bytes) {
+            return Err(ExpandError::Budget(crate::meter::Exhausted { limit: h.bytes.limit() }));
+        }
+        h.tokens.charge(size.tokens).map_err(ExpandError::Budget)?;
+        h.bytes.charge(size.bytes).map_err(ExpandError::Budget)?;
+        h.checked.tokens = h.checked.tokens.max(h.tokens.used());
+        h.checked.bytes = h.checked.bytes.max(h.bytes.used());
+        h.lease();
+        Ok(())
+    }
+
+    /// Counts `size` as held for the rest of the analysis: syntax the loader keeps in the
+    /// module tree from an expansion. Never fails: it is already in memory; the next
+    /// expansion fails if this went past the limit.
+    pub fn keep(&self, size: Size) {
+        let mut h = self.held.borrow_mut();
+        h.tokens.force(size.tokens);
+        h.bytes.force(size.bytes);
+        h.kept.tokens += size.tokens;
+        h.kept.bytes += size.bytes;
+        h.lease();
+    }
+
+    /// What the crate holds now: a mark to [`Expander::release_to`] later.
+    pub fn mark(&self) -> Mark {
+        let h = self.held.borrow();
+        Mark { held: Size { tokens: h.tokens.used(), bytes: h.bytes.used() }, kept: h.kept }
+    }
+
+    /// Gives back what was held since `mark` (expansions no longer held), except what was
+    /// kept since.
+    pub fn release_to(&self, mark: Mark) {
+        let mut h = self.held.borrow_mut();
+        let since = |now: u64, then: u64, kept_now: u64, kept_then: u64| now.saturating_sub(then).saturating_sub(kept_now - kept_then);
+        let freed = Size {
+            tokens: since(h.tokens.used(), mark.held.tokens, h.kept.tokens, mark.kept.tokens),
+            bytes: since(h.bytes.used(), mark.held.bytes, h.kept.bytes, mark.kept.bytes),
+        };
+        h.tokens.release(freed.tokens);
+        h.bytes.release(freed.bytes);
+        h.lease();
+    }
+
+    /// What the crate's expansions spent of each budget (the most one invocation spent, the
+    /// most held at once).
+    pub fn usage(&self) -> Usage {
+        let b = self.budget.borrow();
+        let h = self.held.borrow();
+        let st = self.stats.borrow();
+        Usage {
+            steps_per_invocation: st.max_steps,
+            steps_per_crate: b.steps.used(),
+            tokens_per_invocation: st.max_tokens,
+            bytes_per_invocation: st.max_bytes,
+            tokens_per_crate: b.tokens.used(),
+            bytes_per_crate: b.bytes.used(),
+            code_per_crate: b.code.peak(),
+            held_tokens: h.checked.tokens,
+            held_bytes: h.checked.bytes,
+        }
+    }
+
     pub fn ensure_module(&self, m: usize) {
         let mut mm = self.module_macros.borrow_mut();
         if mm.len() <= m {
@@ -252,6 +498,72 @@ impl<'a> Expander<'a> {
     pub fn module_macro(&self, m: usize, name: &str) -> Option<(MacroRef, bool)> {
         self.module_macros.borrow().get(m).and_then(|t| t.get(name)).cloned()
     }
+}
+
+/// The size of an item as syntax: each token of it (counted by the spans the parser keeps:
+/// every identifier, literal, punctuation and delimiter) and its text, with the tokens it
+/// keeps unparsed (macro arguments, attribute arguments, verbatim items).
+pub(crate) fn syntax_size(item: &syn::Item) -> Size {
+    use syn::visit::Visit;
+    struct Count(Size);
+    impl Count {
+        fn stream(&mut self, ts: &TokenStream) {
+            if let Some(s) = super::mbe::measure(ts, u64::MAX) {
+                self.0.tokens += s.tokens;
+                self.0.bytes += s.bytes;
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Count {
+        fn visit_span(&mut self, _: &Span) {
+            self.0.tokens += 1;
+            self.0.bytes += 1;
+        }
+        fn visit_ident(&mut self, i: &'ast Ident) {
+            self.0.tokens += 1;
+            self.0.bytes += super::mbe::leaf_bytes(&TokenTree::Ident(i.clone()));
+        }
+        fn visit_lit(&mut self, l: &'ast syn::Lit) {
+            self.0.tokens += 1;
+            let token = match l {
+                syn::Lit::Str(x) => x.token(),
+                syn::Lit::ByteStr(x) => x.token(),
+                syn::Lit::CStr(x) => x.token(),
+                syn::Lit::Byte(x) => x.token(),
+                syn::Lit::Char(x) => x.token(),
+                syn::Lit::Int(x) => x.token(),
+                syn::Lit::Float(x) => x.token(),
+                syn::Lit::Verbatim(x) => x.clone(),
+                syn::Lit::Bool(_) | _ => {
+                    self.0.bytes += 5;
+                    return;
+                }
+            };
+            self.0.bytes += super::mbe::leaf_bytes(&TokenTree::Literal(token));
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            self.stream(&m.tokens);
+            syn::visit::visit_macro(self, m);
+        }
+        fn visit_meta_list(&mut self, m: &'ast syn::MetaList) {
+            self.stream(&m.tokens);
+            syn::visit::visit_meta_list(self, m);
+        }
+        fn visit_item(&mut self, i: &'ast syn::Item) {
+            if let syn::Item::Verbatim(ts) = i {
+                self.stream(ts);
+            }
+            syn::visit::visit_item(self, i);
+        }
+    }
+    let mut c = Count(Size::default());
+    c.visit_item(item);
+    c.0
+}
+
+/// The memory `size` of held output takes, as estimated for the run's shared account.
+fn memory(size: Size) -> u64 {
+    size.tokens.saturating_mul(HELD_TOKEN_MEMORY).saturating_add(size.bytes)
 }
 
 /// An expander with no dependencies, for unit tests (leaked: tests are short-lived).

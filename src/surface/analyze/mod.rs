@@ -310,11 +310,23 @@ pub(crate) struct Unit<'a> {
 
 #[cfg(test)]
 fn analyze_with(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource) -> CrateAnalysis {
-    analyze_with_build(u, cfg, rules, None)
+    analyze_limited(u, cfg, rules, macros::Limits::default(), None).0
 }
 
 fn analyze_with_build(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::RuleSource, build: Option<&crate::surface::buildscript::Evaluation>) -> CrateAnalysis {
-    let mut ex = macros::Expander::new(u.deps, u.edition);
+    analyze_limited(u, cfg, rules, macros::Limits::default(), build).0
+}
+
+/// [`analyze_with`] under other limits (tests), with what the crate spent of each.
+fn analyze_limited(
+    u: &Unit,
+    cfg: &dyn oracle::CfgEval,
+    rules: &dyn oracle::RuleSource,
+    limits: macros::Limits,
+    build: Option<&crate::surface::buildscript::Evaluation>,
+) -> (CrateAnalysis, macros::Usage) {
+    crate::surface::guard::begin_crate_with(limits.source);
+    let mut ex = macros::Expander::with_limits(u.deps, u.edition, limits);
     ex.build = build;
     *ex.crate_id.borrow_mut() = (u.crate_name.to_string(), u.version.to_string());
     let parts = scope::Parts { crate_name: u.crate_name, deps: u.deps, rules, cfg };
@@ -367,6 +379,9 @@ fn analyze_with_build(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::R
     // dependents.
     let summaries: BTreeMap<String, std::sync::Arc<summary::Summary>> =
         graph.solve().into_iter().map(|(k, v)| (k, std::sync::Arc::new(v))).collect();
+    if std::env::var_os("VELARIS_DEBUG_BUDGETS").is_some() {
+        eprintln!("budgets: {} {} {}: source {} {}", u.crate_name, u.version, u.root, crate::surface::guard::crate_source(), ex.usage());
+    }
     let mut exports = resolver.exports(u.marker, &summaries);
     // Every implementation of a trait method that reaches something: a call through the
     // trait anywhere in the program may run it.
@@ -398,11 +413,12 @@ fn analyze_with_build(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::R
     files.extend(extra_files);
     files.sort();
     files.dedup();
+    let usage = ex.usage();
     let mut skipped: Vec<SkippedFile> =
         loaded.skipped.into_iter().map(|d| SkippedFile { file: d.file, detail: format!("{} at {}", d.predicate, d.at) }).collect();
     skipped.sort();
     skipped.dedup_by(|a, b| a.file == b.file);
-    CrateAnalysis {
+    let analysis = CrateAnalysis {
         findings,
         exports: std::sync::Arc::new(exports),
         files,
@@ -414,7 +430,8 @@ fn analyze_with_build(u: &Unit, cfg: &dyn oracle::CfgEval, rules: &dyn oracle::R
         entry,
         roots,
         build: None,
-    }
+    };
+    (analysis, usage)
 }
 
 /// Whether a type's derives make values of it (`Default`, `Deserialize`, `FromStr`, ... :
@@ -436,3 +453,5 @@ fn constructs_by_derive(attrs: &[syn::Attribute]) -> bool {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod budget_tests;

@@ -1139,12 +1139,18 @@ impl<'a> Analyzer<'a> {
         let saved = self.macros.clone();
         let mut scope = self.macros.clone();
         let mut out = Vec::with_capacity(stmts.len());
+        // The expansions are held until the block has been visited.
+        let mark = self.r.ex.mark();
         let origin = self.sink.origin.clone();
         self.expand_stmts(stmts.iter().map(Cow::Borrowed).collect(), &mut scope, &mut out, 0, &origin);
         let refs: Vec<&Stmt> = out.iter().map(|(s, _, _)| s.as_ref()).collect();
         let scopes: Vec<(Textual, Option<Rc<Expansion>>)> = out.iter().map(|(_, t, o)| (t.clone(), o.clone())).collect();
         self.visit_stmts_plain(&refs, Some(&scopes));
         self.sink.origin = origin;
+        drop(scopes);
+        drop(refs);
+        drop(out);
+        self.r.ex.release_to(mark);
         self.macros = saved;
     }
 
@@ -1206,7 +1212,7 @@ impl<'a> Analyzer<'a> {
                 self.fail(mac, &def.name, macros::ExpandFailure::Recursion(limit).to_string(), mac.tokens.clone());
                 continue;
             }
-            let expanded = match self.r.ex.expand(&def, mac) {
+            let expanded = match self.r.ex.expand(&def, mac, self.depth + depth > 0) {
                 Ok(t) => t,
                 Err(e) => {
                     self.fail(mac, &def.name, e.to_string(), mac.tokens.clone());
@@ -1256,7 +1262,8 @@ impl<'a> Analyzer<'a> {
         if self.depth >= limit {
             return self.fail(mac, &def.name, macros::ExpandFailure::Recursion(limit).to_string(), mac.tokens.clone());
         }
-        let out = match self.r.ex.expand(def, mac) {
+        let mark = self.r.ex.mark();
+        let out = match self.r.ex.expand(def, mac, self.depth > 0) {
             Ok(t) => t,
             Err(e) => return self.fail(mac, &def.name, e.to_string(), mac.tokens.clone()),
         };
@@ -1264,6 +1271,7 @@ impl<'a> Analyzer<'a> {
         let saved = std::mem::replace(&mut self.sink.origin, inner);
         self.visit_expansion(mac, &def.name, out, pos);
         self.sink.origin = saved;
+        self.r.ex.release_to(mark);
     }
 
     /// Visit what an expansion of `name!` produced, parsed for the position it stands in; a

@@ -548,7 +548,7 @@ impl<'a> Interp<'a> {
         let parsed = match cached {
             Some(p) => p,
             None => {
-                let out = rules.expand(&mac.tokens, span, &dollar_crate, &mut self.budget.macros).map_err(|e| Flow::Stop(format!("{}: macro `{}!` not expanded: {e}", self.at(span), super::interp::path_text(&mac.path))))?;
+                let out = rules.expand_sized(&mac.tokens, span, &dollar_crate, &mut self.budget.macros, false).map(|(ts, _)| ts).map_err(|e| Flow::Stop(format!("{}: macro `{}!` not expanded: {e}", self.at(span), super::interp::path_text(&mac.path))))?;
                 let p = match syn::parse2::<Expr>(out.clone()) {
                     Ok(e) => Ok(super::interp::Expansion::Expr(e)),
                     Err(_) => syn::parse2::<syn::Block>(quote::quote!({ #out })).map(super::interp::Expansion::Block).map_err(|e| e.to_string()),

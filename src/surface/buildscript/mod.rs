@@ -82,7 +82,12 @@ impl Default for Budget {
             max_string: 8 * 1024 * 1024,
             max_items: 1_000_000,
             alloc: 256 * 1024 * 1024,
-            macros: crate::surface::analyze::mbe::Budget { steps: 1_000_000, tokens: 1_000_000 },
+            macros: crate::surface::analyze::mbe::Budget::flat_named(
+                ("build-script macro steps", "build-script macro tokens", "build-script macro bytes"),
+                1_000_000,
+                1_000_000,
+                64 * 1024 * 1024,
+            ),
         }
     }
 }

@@ -22,7 +22,12 @@
 //! program has is a candidate; a bound that is hit ([`MAX_CALLEES`], [`MAX_KEYS`]), or a
 //! summary that kept fewer open calls than it made, makes the call counted as unresolved,
 //! never as "reaches nothing". Everything here is bounded by counts, never by time, and
-//! reads only the analyses: no source, no IO.
+//! reads only the analyses: no source, no IO. The bounds are [`crate::meter`] limits: the
+//! implementations one call resolves to ([`CALLEES`]), the calls followed from one
+//! ([`KEYS`]), and the work of the whole program's resolution ([`STEPS`]: each implementation
+//! and each call through a trait it makes, looked at, counts one; past it every call not yet
+//! resolved is unresolved). Chains are cut as summaries cut them, so what one resolution
+//! holds is bounded by [`KEYS`] too.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
@@ -31,13 +36,21 @@ use std::sync::Arc;
 use super::analyze::CrateAnalysis;
 use super::analyze::summary::{self, ImplSummary, OpenSite, Summary};
 use super::model::{Capability, Finding, Hop};
+use crate::meter::{Limit, Meter, Unit};
 
 /// The most implementations one call through a trait is resolved to; past it the call is
 /// counted unresolved (and the first ones are still followed).
-pub const MAX_CALLEES: usize = 256;
+pub const CALLEES: Limit = Limit::new("implementations per call through a trait", Unit::Items, 256);
+pub const MAX_CALLEES: usize = CALLEES.max as usize;
 
 /// The most calls through traits followed from one: past it the rest are unresolved.
-pub const MAX_KEYS: usize = 4096;
+pub const KEYS: Limit = Limit::new("calls through traits followed from one", Unit::Items, 4096);
+pub const MAX_KEYS: usize = KEYS.max as usize;
+
+/// The work of resolving one program's calls through traits. The largest real use (uv's
+/// programs) is far below it; a graph built to make every call fan out to thousands of
+/// implementations stops here instead of running for hours.
+pub const STEPS: Limit = Limit::new("dispatch resolution steps per program", Unit::Steps, 200_000_000);
 
 /// One implementation, with the crate it is in.
 struct Candidate<'a> {
@@ -65,6 +78,8 @@ pub struct Dispatch<'a> {
     /// `tower_service::Service`), to find a trait named through one.
     aliases: HashMap<String, String>,
     memo: RefCell<HashMap<String, Arc<Reach>>>,
+    /// The program's resolution work ([`STEPS`]).
+    work: RefCell<Meter>,
 }
 
 /// A unit of the program: its analysis, with its crate's name as code names it and version.
@@ -78,6 +93,11 @@ impl<'a> Dispatch<'a> {
     /// The implementations and constructed types of `units` (every unit compiled into the
     /// program).
     pub fn new(units: &[UnitRef<'a>]) -> Dispatch<'a> {
+        Dispatch::with_steps(units, STEPS)
+    }
+
+    /// [`Dispatch::new`] with another work limit (tests use small ones).
+    pub fn with_steps(units: &[UnitRef<'a>], steps: Limit) -> Dispatch<'a> {
         let mut ids = HashMap::new();
         let mut aliases = HashMap::new();
         for u in units {
@@ -91,7 +111,7 @@ impl<'a> Dispatch<'a> {
                 }
             }
         }
-        let mut d = Dispatch { impls: HashMap::new(), constructed: HashSet::new(), ids, aliases, memo: RefCell::new(HashMap::new()) };
+        let mut d = Dispatch { impls: HashMap::new(), constructed: HashSet::new(), ids, aliases, memo: RefCell::new(HashMap::new()), work: RefCell::new(Meter::new(steps)) };
         for u in units {
             for imp in &u.analysis.exports.impls {
                 let key = d.normalize(&imp.key);
@@ -142,13 +162,18 @@ impl<'a> Dispatch<'a> {
         let mut out = Reach::default();
         let mut seen: HashSet<String> = HashSet::from([key.clone()]);
         let mut queue: VecDeque<(String, Vec<Hop>)> = VecDeque::from([(key.clone(), Vec::new())]);
-        while let Some((k, prefix)) = queue.pop_front() {
+        let mut work = self.work.borrow_mut();
+        'keys: while let Some((k, prefix)) = queue.pop_front() {
             // The chain down to the call ends with its `dyn Trait::method` hop: the
             // implementation is the next one.
             for (n, c) in self.candidates(&k).enumerate() {
                 if n >= MAX_CALLEES {
                     out.unresolved = true;
                     break;
+                }
+                if work.charge(1 + c.imp.summary.open.len() as u64).is_err() {
+                    out.unresolved = true;
+                    break 'keys;
                 }
                 let hop = Hop {
                     path: c.imp.display.as_str().into(),
@@ -177,9 +202,15 @@ impl<'a> Dispatch<'a> {
                 }
             }
         }
+        drop(work);
         let out = Arc::new(out);
         self.memo.borrow_mut().insert(key, out.clone());
         out
+    }
+
+    /// The resolution work spent so far ([`STEPS`]).
+    pub fn steps(&self) -> u64 {
+        self.work.borrow().used()
     }
 
     /// Findings at the places whose calls go on through a trait: what the implementations

@@ -97,3 +97,32 @@ fn bounds_make_a_call_unresolved_never_nothing() {
     let truncated = Summary { open_truncated: true, ..Summary::default() };
     assert_eq!(d.reachable(&[&truncated]).1, 1);
 }
+
+#[test]
+fn the_work_of_a_programs_resolution_is_bounded_and_a_call_past_it_is_unresolved() {
+    // A chain of calls through traits: T0::go's implementation calls T1::go, and so on; the
+    // last one writes. Each step looks at one implementation and the one call it makes.
+    let write = Summary { caps: caps(&[(Capability::FsWrite, vec![hop("files", "std::fs::write", 9)])]), ..Summary::default() };
+    let key = |i: usize| format!("files@1.0.0#crate::T{i}::go");
+    let mut impls = Vec::new();
+    for i in 0..40 {
+        let s = Summary { open: [(key(i + 1), vec![hop("files", &format!("dyn files::T{}::go", i + 1), 3)])].into_iter().collect(), ..Summary::default() };
+        impls.push(imp(&key(i), "*", &format!("files::{{impl}}::go{i}"), s));
+    }
+    impls.push(imp(&key(40), "*", "files::{impl}::go40", write));
+    let files = unit("files", impls, &[], &[]);
+    let units = [UnitRef { analysis: &files, krate: "files", version: "1.0.0" }];
+    // 40 implementations with one call each, and the last: 81 steps.
+    let d = Dispatch::with_steps(&units, STEPS.with_max(81));
+    let (found, unresolved) = d.findings(&[site(&key(0))]);
+    assert_eq!(unresolved, 0);
+    assert_eq!(found.iter().map(|f| f.capability).collect::<Vec<_>>(), [Capability::FsWrite]);
+    assert_eq!(d.steps(), 81);
+    // One step fewer: the write is not reached, and the call says so.
+    let d = Dispatch::with_steps(&units, STEPS.with_max(80));
+    let (found, unresolved) = d.findings(&[site(&key(0))]);
+    assert_eq!((found.len(), unresolved), (0, 1));
+    // Every later call of the program is unresolved too, never "reaches nothing".
+    let entry = Summary { open: [(key(5), vec![hop("app", "main", 3)])].into_iter().collect(), ..Summary::default() };
+    assert_eq!(d.reachable(&[&entry]).1, 1);
+}

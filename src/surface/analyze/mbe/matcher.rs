@@ -16,21 +16,23 @@
 //! Fragments are parsed with syn, inside one `syn` parse of the level's tokens, so a long
 //! repetition costs time linear in its length.
 
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use proc_macro2::{TokenStream, TokenTree};
 use syn::buffer::Cursor;
 use syn::parse::{ParseStream, Parser};
 
+use super::Size;
 use super::parse::{Arm, Frag, Loc, Op};
 use super::tokens::{self, Tok};
+use crate::meter::{Exhausted, Limit, Meter, Unit};
 
-/// A matched fragment: its kind and its tokens.
+/// A matched fragment: its kind, its tokens and their size.
 #[derive(Debug)]
 pub(crate) struct Fragment {
     pub frag: Frag,
     pub tokens: TokenStream,
+    pub size: Size,
 }
 
 /// What a variable matched: one fragment, or one match per repetition.
@@ -40,7 +42,7 @@ pub(crate) enum Match {
     Seq(Vec<Match>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum MatchError {
     /// This arm does not match; the next one may.
     NoMatch,
@@ -48,19 +50,27 @@ pub(crate) enum MatchError {
     Ambiguous,
     /// A fragment started but did not parse: rustc stops with an error.
     Fragment(Frag),
-    /// The work budget of the expansion ran out.
-    Budget,
+    /// A budget of the expansion ran out.
+    Budget(Exhausted),
 }
 
 /// The budget and settings of one expansion.
 pub(crate) struct MatchCx {
-    /// Thread steps left.
-    pub fuel: u64,
+    /// Steps: each step of each thread, each location the epsilon moves visit, each token
+    /// a fragment takes.
+    pub fuel: Meter,
     /// Nested groups being matched.
     pub depth: u32,
 }
 
-const MAX_GROUP_DEPTH: u32 = 256;
+/// Delimited groups of a matcher nested in one another, as far as the matcher follows them.
+pub(crate) const GROUP_DEPTH: Limit = Limit::new("macro matcher group nesting", Unit::Levels, 256);
+
+impl MatchCx {
+    fn spend(&mut self, n: u64) -> Result<(), MatchError> {
+        self.fuel.charge(n).map_err(MatchError::Budget)
+    }
+}
 
 enum Ev {
     Bind(u16, Rc<Fragment>),
@@ -109,9 +119,12 @@ struct Thread {
 pub(crate) fn match_arms(arms: &[Arm], input: TokenStream, cx: &mut MatchCx) -> Result<(usize, Vec<Option<Match>>), MatchError> {
     let mut result = Err(MatchError::NoMatch);
     let parser = |stream: ParseStream| -> syn::Result<()> {
+        // The size of each fragment taken so far, by where it starts and ends: every arm tried
+        // binds the same input again.
+        let mut sizes: Sizes = Vec::new();
         for (i, arm) in arms.iter().enumerate() {
             let fork = stream.fork();
-            match match_level(&arm.matcher, &fork, cx) {
+            match match_level(&arm.matcher, &fork, cx, &mut sizes) {
                 Ok(ev) => {
                     result = Ok((i, replay(&ev, &arm.seq_vars, arm.var_names.len())));
                     break;
@@ -130,18 +143,21 @@ pub(crate) fn match_arms(arms: &[Arm], input: TokenStream, cx: &mut MatchCx) -> 
     result
 }
 
-fn match_level(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, MatchError> {
-    if cx.depth >= MAX_GROUP_DEPTH {
-        return Err(MatchError::Budget);
+/// Fragments measured in one invocation: (start, end, size).
+type Sizes<'a> = Vec<(Cursor<'a>, Cursor<'a>, Size)>;
+
+fn match_level<'a>(locs: &[Loc], input: &syn::parse::ParseBuffer<'a>, cx: &mut MatchCx, sizes: &mut Sizes<'a>) -> Result<Events, MatchError> {
+    if u64::from(cx.depth) >= GROUP_DEPTH.max {
+        return Err(MatchError::Budget(Exhausted { limit: GROUP_DEPTH }));
     }
     cx.depth += 1;
-    let r = run(locs, input, cx);
+    let r = run(locs, input, cx, sizes);
     cx.depth -= 1;
     r
 }
 
 /// The inside of the delimited group at `input`, sharing its buffer.
-fn enter<'a>(input: ParseStream<'a>, d: proc_macro2::Delimiter) -> syn::Result<syn::parse::ParseBuffer<'a>> {
+fn enter<'a>(input: &syn::parse::ParseBuffer<'a>, d: proc_macro2::Delimiter) -> syn::Result<syn::parse::ParseBuffer<'a>> {
     use proc_macro2::Delimiter;
     let content;
     match d {
@@ -160,13 +176,15 @@ fn enter<'a>(input: ParseStream<'a>, d: proc_macro2::Delimiter) -> syn::Result<s
 }
 
 /// Epsilon moves: enter, skip, repeat and leave sequences, until every thread waits for a
-/// token (or the end).
-fn closure(locs: &[Loc], seeds: Vec<Thread>) -> Vec<Thread> {
+/// token (or the end). Also returns how many locations it visited.
+fn closure(locs: &[Loc], seeds: Vec<Thread>, seen: &mut Seen) -> (Vec<Thread>, u64) {
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
+    seen.clear();
     let mut stack: Vec<Thread> = seeds.into_iter().rev().collect();
+    let mut visited = 0u64;
     while let Some(t) = stack.pop() {
-        if !seen.insert((t.idx, t.at_sep)) {
+        visited += 1;
+        if !seen.insert(t.idx, t.at_sep) {
             continue;
         }
         if t.at_sep {
@@ -193,7 +211,62 @@ fn closure(locs: &[Loc], seeds: Vec<Thread>) -> Vec<Thread> {
             _ => out.push(t),
         }
     }
-    out
+    (out, visited)
+}
+
+/// The (location, at separator) pairs one closure has seen. Few, as a rule: a short list,
+/// then (past [`Seen::SMALL`]) a stamp per pair, so that neither costs more than the
+/// locations visited, and a step's clearing is constant time.
+struct Seen {
+    small: Vec<(usize, bool)>,
+    /// Stamps, two per location, allocated the first time a closure visits many.
+    stamps: Vec<u32>,
+    now: u32,
+    locs: usize,
+    big: bool,
+}
+
+impl Seen {
+    const SMALL: usize = 16;
+
+    fn new(locs: usize) -> Seen {
+        Seen { small: Vec::new(), stamps: Vec::new(), now: 0, locs, big: false }
+    }
+
+    fn clear(&mut self) {
+        self.small.clear();
+        self.big = false;
+        self.now = self.now.wrapping_add(1);
+        if self.now == 0 {
+            self.stamps.fill(0);
+            self.now = 1;
+        }
+    }
+
+    fn insert(&mut self, idx: usize, at_sep: bool) -> bool {
+        if !self.big {
+            if self.small.contains(&(idx, at_sep)) {
+                return false;
+            }
+            if self.small.len() < Self::SMALL {
+                self.small.push((idx, at_sep));
+                return true;
+            }
+            // Many: move to the stamps.
+            if self.stamps.is_empty() {
+                self.stamps = vec![0; 2 * self.locs];
+            }
+            self.big = true;
+            let now = self.now;
+            for &(i, s) in &self.small {
+                self.stamps[2 * i + usize::from(s)] = now;
+            }
+        }
+        let slot = &mut self.stamps[2 * idx + usize::from(at_sep)];
+        let new = *slot != self.now;
+        *slot = self.now;
+        new
+    }
 }
 
 /// The rustc token at `c`, how many token trees it takes, and those token trees.
@@ -396,15 +469,12 @@ fn unwrap_invisible(ts: TokenStream) -> TokenStream {
     }
 }
 
-fn run(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, MatchError> {
+fn run<'a>(locs: &[Loc], input: &syn::parse::ParseBuffer<'a>, cx: &mut MatchCx, sizes: &mut Sizes<'a>) -> Result<Events, MatchError> {
     let mut threads = vec![Thread { idx: 0, at_sep: false, ev: None }];
+    let mut seen = Seen::new(locs.len());
     loop {
-        let threads_now = closure(locs, std::mem::take(&mut threads));
-        let cost = threads_now.len() as u64 + 1;
-        if cx.fuel < cost {
-            return Err(MatchError::Budget);
-        }
-        cx.fuel -= cost;
+        let (threads_now, visited) = closure(locs, std::mem::take(&mut threads), &mut seen);
+        cx.spend(threads_now.len() as u64 + visited + 1)?;
         let Some((tok, n, tts)) = peek(input.cursor()) else {
             let mut done = threads_now.iter().filter(|t| !t.at_sep && matches!(locs[t.idx], Loc::Eof));
             let first = done.next();
@@ -436,7 +506,7 @@ fn run(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, Mat
                     {
                         let fork = input.fork();
                         let Ok(content) = enter(&fork, *d) else { continue };
-                        match match_level(inner, &content, cx) {
+                        match match_level(inner, &content, cx, sizes) {
                             Ok(sub) => next.push(Thread { idx: t.idx + 1, at_sep: false, ev: push(&t.ev, Ev::Sub(sub)) }),
                             Err(MatchError::NoMatch) => {}
                             Err(e) => return Err(e),
@@ -460,11 +530,32 @@ fn run(locs: &[Loc], input: ParseStream, cx: &mut MatchCx) -> Result<Events, Mat
             }
             (0, 1) => {
                 let (t, frag, var) = bb.pop().expect("one");
+                let start = input.cursor();
+                // A token or two that are not a group (`tt`, `ident`, `lifetime`): measured
+                // from the tokens at hand.
+                let leaves = (!matches!(tok, Tok::Group(_))).then(|| Size { tokens: n as u64, bytes: tts.iter().map(tokens::leaf_bytes).sum() });
                 let mut tokens = parse_fragment(frag, input, &tok, n, tts).ok_or(MatchError::Fragment(frag))?;
+                // What the fragment took is work (the parser walked it), and its size is what
+                // each use of it in the transcription adds to the output.
+                let exhausted = || MatchError::Budget(Exhausted { limit: cx.fuel.limit() });
+                let end = input.cursor();
+                let known = sizes.iter().find(|(s, e, _)| *s == start && *e == end).map(|x| x.2);
+                let mut size = match (leaves, known) {
+                    (Some(size), _) if matches!(frag, Frag::Tt | Frag::Ident | Frag::Lifetime) => size,
+                    (_, Some(size)) => size,
+                    _ => {
+                        let size = tokens::measure_between(start, Some(end), cx.fuel.remaining()).ok_or_else(exhausted)?;
+                        sizes.push((start, end, size));
+                        size
+                    }
+                };
                 if frag == Frag::Path {
                     tokens = turbofish(tokens);
+                    // With the `::`s it may add (a path is short).
+                    size = tokens::measure(&tokens, cx.fuel.remaining()).ok_or_else(exhausted)?;
                 }
-                let f = Rc::new(Fragment { frag, tokens });
+                cx.spend(size.tokens)?;
+                let f = Rc::new(Fragment { frag, tokens, size });
                 threads = vec![Thread { idx: t.idx + 1, at_sep: false, ev: push(&t.ev, Ev::Bind(var, f)) }];
             }
             _ => return Err(MatchError::Ambiguous),

@@ -43,7 +43,7 @@ fn def(body: &str, edition: Edition) -> MacroRules {
 }
 
 fn budget() -> Budget {
-    Budget { steps: 1_000_000, tokens: 100_000 }
+    Budget::flat(1_000_000, 100_000)
 }
 
 fn expand_with(rules: &MacroRules, input: &str) -> Result<String, ExpandError> {
@@ -247,17 +247,19 @@ fn local_inner_macros_call_through_dollar_crate() {
 fn budgets_bound_the_work() {
     let rules = def("($($x:tt)*) => { $($x $x $x $x)* }", Edition::E2021);
     let input: String = "a ".repeat(1000);
-    let mut b = Budget { steps: 1_000_000, tokens: 1000 };
-    assert_eq!(rules.expand(&input.parse().unwrap(), Span::call_site(), &[], &mut b).map(show), Err(ExpandError::Budget));
-    let mut b = Budget { steps: 10, tokens: 100_000 };
-    assert_eq!(rules.expand(&input.parse().unwrap(), Span::call_site(), &[], &mut b).map(show), Err(ExpandError::Budget));
+    let mut b = Budget::flat(1_000_000, 1000);
+    let e = rules.expand(&input.parse().unwrap(), Span::call_site(), &[], &mut b).map(show).unwrap_err();
+    assert!(matches!(&e, ExpandError::Budget(x) if x.limit.what == "test tokens"), "{e}");
+    let mut b = Budget::flat(10, 100_000);
+    let e = rules.expand(&input.parse().unwrap(), Span::call_site(), &[], &mut b).map(show).unwrap_err();
+    assert!(matches!(&e, ExpandError::Budget(x) if x.limit.what == "test steps"), "{e}");
 }
 
 #[test]
 fn long_repetitions() {
     let rules = def("($($e:expr),* $(,)?) => { [$($e),*] }", Edition::E2021);
     let input: String = (0..20_000).map(|i| format!("f({i}) + {i},")).collect();
-    let mut b = Budget { steps: 10_000_000, tokens: 10_000_000 };
+    let mut b = Budget::flat(10_000_000, 10_000_000);
     let out = rules.expand(&input.parse().unwrap(), Span::call_site(), &[], &mut b).unwrap();
     let TokenTree::Group(g) = out.into_iter().next().unwrap() else { panic!() };
     let elems = g.stream().into_iter().filter(|t| matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::None)).count();
@@ -417,7 +419,7 @@ mod properties {
             let body = format!("({m}) => {{ [{}] }}", (0..n).map(|i| format!("v{i}")).collect::<Vec<_>>().join(" "));
             let rules = MacroRules::parse(body.parse().unwrap(), Edition::E2021, false);
             let Ok(rules) = rules else { return Ok(()) };
-            let mut b = Budget { steps: 200_000, tokens: 20_000 };
+            let mut b = Budget::flat(200_000, 20_000);
             match rules.expand(&call.parse().unwrap(), Span::call_site(), &[], &mut b) {
                 Ok(_) | Err(ExpandError::Ambiguous) | Err(ExpandError::NoArm) | Err(ExpandError::Fragment(_)) => {}
                 Err(e) => prop_assert!(false, "{e}: {m} <- {call}"),
@@ -433,11 +435,11 @@ mod properties {
             let Ok(ts) = body.parse::<TokenStream>() else { return Ok(()) };
             let Ok(rules) = MacroRules::parse(ts, Edition::E2021, false) else { return Ok(()) };
             let Ok(call) = call.parse::<TokenStream>() else { return Ok(()) };
-            let mut b = Budget { steps: 200_000, tokens: 20_000 };
+            let mut b = Budget::flat(200_000, 20_000);
             let krate: Vec<TokenTree> = "::k".parse::<TokenStream>().unwrap().into_iter().collect();
             // Either result is fine; what matters is that it returns, within the budget.
             let _ = rules.expand(&call, Span::call_site(), &krate, &mut b);
-            prop_assert!(b.steps <= 200_000 && b.tokens <= 20_000);
+            prop_assert!(b.steps.used() <= 200_000 && b.tokens.used() <= 20_000);
         }
     }
 }

@@ -101,6 +101,90 @@ pub(crate) fn next(tts: &[TokenTree], i: usize) -> Option<(Tok, usize)> {
     })
 }
 
+/// Bytes of text of one token that is not a group (as written; a group's delimiters are
+/// counted by [`measure`]).
+pub(crate) fn leaf_bytes(tt: &TokenTree) -> u64 {
+    struct Count(u64);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len() as u64;
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = match tt {
+        TokenTree::Ident(i) => std::fmt::write(&mut c, format_args!("{i}")),
+        TokenTree::Literal(l) => std::fmt::write(&mut c, format_args!("{l}")),
+        TokenTree::Punct(_) => return 1,
+        TokenTree::Group(_) => return 2,
+    };
+    c.0
+}
+
+/// The size of a token stream: every token tree at every depth, and its text. `None` when it
+/// has more than `max_tokens` (the walk stops there, so it costs at most that much).
+pub(crate) fn measure(ts: &proc_macro2::TokenStream, max_tokens: u64) -> Option<super::Size> {
+    let mut size = super::Size::default();
+    let mut stack = vec![ts.clone().into_iter()];
+    while let Some(top) = stack.last_mut() {
+        let Some(tt) = top.next() else {
+            stack.pop();
+            continue;
+        };
+        size.tokens += 1;
+        if size.tokens > max_tokens {
+            return None;
+        }
+        size.bytes += leaf_bytes(&tt);
+        if let TokenTree::Group(g) = tt {
+            stack.push(g.stream().into_iter());
+        }
+    }
+    Some(size)
+}
+
+/// [`measure`] of the token trees from `start` up to `end` (at `start`'s level; `None`: to the
+/// end of that level), walked in the
+/// parser's buffer, so that no token list is copied.
+pub(crate) fn measure_between(start: syn::buffer::Cursor, end: Option<syn::buffer::Cursor>, max_tokens: u64) -> Option<super::Size> {
+    let mut size = super::Size::default();
+    // Cursors to go on from, outermost first; the first level stops at `end`.
+    let mut stack: Vec<syn::buffer::Cursor> = Vec::new();
+    let mut c = start;
+    loop {
+        let at_end = c.eof() || (stack.is_empty() && end.is_some_and(|e| c >= e));
+        if at_end {
+            match stack.pop() {
+                Some(next) => {
+                    c = next;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        size.tokens += 1;
+        if size.tokens > max_tokens {
+            return None;
+        }
+        if let Some((inside, _, _, after)) = c.any_group() {
+            size.bytes += 2;
+            stack.push(after);
+            c = inside;
+            continue;
+        }
+        // A punctuation mark is a byte (and taking it copies nothing).
+        if let Some((_, next)) = c.punct() {
+            size.bytes += 1;
+            c = next;
+            continue;
+        }
+        let (tt, next) = c.token_tree()?;
+        size.bytes += leaf_bytes(&tt);
+        c = next;
+    }
+    Some(size)
+}
+
 /// Every token of `tts`, glued.
 #[cfg(test)]
 pub(crate) fn all(tts: &[TokenTree]) -> Vec<(Tok, std::ops::Range<usize>)> {

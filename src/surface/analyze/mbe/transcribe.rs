@@ -16,8 +16,11 @@
 
 use proc_macro2::{Delimiter, Group, Punct, Spacing, Span, TokenStream, TokenTree};
 
+use super::Size;
 use super::matcher::Match;
 use super::parse::{Frag, Op, TNode};
+use super::tokens::leaf_bytes;
+use crate::meter::{Exhausted, Meter};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum TranscribeError {
@@ -31,16 +34,30 @@ pub(crate) enum TranscribeError {
     EmptyOneOrMore,
     #[error("metavariable expressions (`${{..}}`) are not supported")]
     MetaExpr,
-    #[error("expansion larger than the limit")]
-    TooLarge,
+    #[error("{0}")]
+    TooLarge(Exhausted),
 }
 
 pub(crate) struct TranscribeCx<'a> {
     pub call_site: Span,
     /// What `$crate` becomes.
     pub dollar_crate: &'a [TokenTree],
-    /// Token trees that may still be produced.
-    pub budget: usize,
+    /// This expansion's output, in tokens and bytes of text.
+    pub tokens: Meter,
+    pub bytes: Meter,
+    /// The output of all the crate's expansions.
+    pub crate_tokens: &'a mut Meter,
+    pub crate_bytes: &'a mut Meter,
+}
+
+impl TranscribeCx<'_> {
+    /// Counts `size` more output against this expansion's limits and the crate's.
+    fn spend(&mut self, size: Size) -> Result<(), TranscribeError> {
+        self.tokens.charge(size.tokens).map_err(TranscribeError::TooLarge)?;
+        self.bytes.charge(size.bytes).map_err(TranscribeError::TooLarge)?;
+        self.crate_tokens.charge(size.tokens).map_err(TranscribeError::TooLarge)?;
+        self.crate_bytes.charge(size.bytes).map_err(TranscribeError::TooLarge)
+    }
 }
 
 fn lookup<'m>(binds: &'m [Option<Match>], var: u16, idxs: &[usize]) -> Option<&'m Match> {
@@ -70,11 +87,9 @@ fn respan(tt: &TokenTree, span: Span) -> TokenTree {
     t
 }
 
+/// Emit one token written in the macro's body (not a group: see [`level`]).
 fn emit(out: &mut Vec<TokenTree>, cx: &mut TranscribeCx, tt: TokenTree) -> Result<(), TranscribeError> {
-    if cx.budget == 0 {
-        return Err(TranscribeError::TooLarge);
-    }
-    cx.budget -= 1;
+    cx.spend(Size { tokens: 1, bytes: leaf_bytes(&tt) })?;
     out.push(tt);
     Ok(())
 }
@@ -103,11 +118,12 @@ fn level(
         match n {
             TNode::Tok(tt) => emit(out, cx, respan(tt, cx.call_site))?,
             TNode::Group(d, inner) => {
+                cx.spend(Size { tokens: 1, bytes: 2 })?;
                 let mut sub = Vec::new();
                 level(inner, binds, names, idxs, &mut sub, cx)?;
                 let mut g = Group::new(*d, sub.into_iter().collect());
                 g.set_span(cx.call_site);
-                emit(out, cx, TokenTree::Group(g))?;
+                out.push(TokenTree::Group(g));
             }
             TNode::DollarCrate => {
                 for tt in cx.dollar_crate.to_vec() {
@@ -122,19 +138,14 @@ fn level(
             }
             TNode::Var(Some(v), _) => match lookup(binds, *v, idxs) {
                 Some(Match::Single(f)) => {
-                    let len = f.tokens.clone().into_iter().count();
-                    if cx.budget < len {
-                        return Err(TranscribeError::TooLarge);
-                    }
+                    // The fragment's whole size, nested groups included: its tokens are
+                    // shared, not copied, but whoever parses the output walks all of them.
+                    cx.spend(f.size)?;
                     match f.frag {
-                        Frag::Tt | Frag::Ident | Frag::Lifetime | Frag::Stmt => {
-                            for tt in f.tokens.clone() {
-                                emit(out, cx, tt)?;
-                            }
-                        }
+                        Frag::Tt | Frag::Ident | Frag::Lifetime | Frag::Stmt => out.extend(f.tokens.clone()),
                         _ => {
-                            cx.budget -= len;
-                            emit(out, cx, TokenTree::Group(Group::new(Delimiter::None, f.tokens.clone())))?;
+                            cx.spend(Size { tokens: 1, bytes: 0 })?;
+                            out.push(TokenTree::Group(Group::new(Delimiter::None, f.tokens.clone())));
                         }
                     }
                 }
