@@ -131,28 +131,74 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
 }
 
-/// JSON text with every control and invisible character written as a `\u` escape (they can
-/// only occur inside strings, where the escape means the same character).
-fn escape_invisible(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
+/// Appends JSON text to `out` with every control and invisible character written as a `\u`
+/// escape (they can only occur inside strings, where the escape means the same character).
+fn escape_into(json: &str, out: &mut Vec<u8>) {
+    let mut start = 0;
+    for (i, c) in json.char_indices() {
         if crate::report::escape::is_dangerous(c) {
+            out.extend_from_slice(&json.as_bytes()[start..i]);
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {
-                let _ = write!(out, "\\u{u:04x}");
+                out.extend_from_slice(format!("\\u{u:04x}").as_bytes());
             }
-        } else {
-            out.push(c);
+            start = i + c.len_utf8();
         }
     }
-    out
+    out.extend_from_slice(&json.as_bytes()[start..]);
+}
+
+/// Where the serializer writes an entry's body: escaped ([`escape_into`]) straight into the
+/// entry, so that a large result is never held as text twice. A character split between two
+/// writes waits for its end.
+struct Escaping<'a> {
+    out: &'a mut Vec<u8>,
+    pending: Vec<u8>,
+}
+
+impl std::io::Write for Escaping<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut pending = std::mem::take(&mut self.pending);
+        let bytes: &[u8] = if pending.is_empty() {
+            buf
+        } else {
+            pending.extend_from_slice(buf);
+            &pending
+        };
+        let valid = match std::str::from_utf8(bytes) {
+            Ok(s) => s.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => return Err(std::io::Error::other("the serializer wrote bytes that are not UTF-8")),
+        };
+        let text = std::str::from_utf8(&bytes[..valid]).map_err(std::io::Error::other)?;
+        escape_into(text, self.out);
+        self.pending = bytes[valid..].to_vec();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// An entry: `MAGIC KEY TAG\n` then the result as JSON.
 fn encode(key: &str, a: &CrateAnalysis, secret: &[u8]) -> Option<Vec<u8>> {
-    let body = escape_invisible(&serde_json::to_string(a).ok()?);
-    let t = tag(key, body.as_bytes(), secret).finalize().into_bytes();
-    Some(format!("{MAGIC} {key} {}\n{body}", hex(&t)).into_bytes())
+    // The header has a fixed length (the tag is a SHA-256 HMAC): the body is written after
+    // room for it, the header over that room once the tag is known.
+    let head_len = MAGIC.len() + 1 + key.len() + 1 + 64 + 1;
+    let mut out = vec![b' '; head_len];
+    let mut w = Escaping { out: &mut out, pending: Vec::new() };
+    serde_json::to_writer(&mut w, a).ok()?;
+    if !w.pending.is_empty() {
+        return None;
+    }
+    let t = tag(key, &out[head_len..], secret).finalize().into_bytes();
+    let head = format!("{MAGIC} {key} {}\n", hex(&t));
+    if head.len() != head_len {
+        return None;
+    }
+    out[..head_len].copy_from_slice(head.as_bytes());
+    Some(out)
 }
 
 /// `Ok(None)`: no entry. `Err`: an entry that must not be used, and why.
@@ -276,6 +322,22 @@ mod tests {
         let p = dir.path().join(format!("{K1}.json"));
         assert!(std::process::Command::new("mkfifo").arg(&p).status().unwrap().success());
         assert!(read_entry(&p, K1, b"").unwrap_err().contains("FIFO"));
+    }
+
+    #[test]
+    fn characters_split_between_writes_are_escaped_whole() {
+        use std::io::Write as _;
+        let text = "a\u{202e}b\u{e9}c\u{e0041}";
+        let bytes = text.as_bytes();
+        // Every way of cutting the text in two.
+        for cut in 0..=bytes.len() {
+            let mut out = Vec::new();
+            let mut w = Escaping { out: &mut out, pending: Vec::new() };
+            w.write_all(&bytes[..cut]).unwrap();
+            w.write_all(&bytes[cut..]).unwrap();
+            assert!(w.pending.is_empty());
+            assert_eq!(String::from_utf8(out).unwrap(), "a\\u202eb\u{e9}c\\udb40\\udc41", "cut at {cut}");
+        }
     }
 
     #[test]

@@ -575,8 +575,11 @@ struct Done {
 }
 
 fn exports_digest(ex: &Exports) -> String {
+    // Streamed into the hash: the JSON of a large crate's exports is never held whole.
     let mut h = Sha256::new();
-    h.update(serde_json::to_string(ex).unwrap_or_default().as_bytes());
+    if serde_json::to_writer(&mut h, ex).is_err() {
+        h = Sha256::new();
+    }
     format!("{:x}", h.finalize())
 }
 

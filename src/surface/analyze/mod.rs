@@ -161,7 +161,8 @@ pub struct Exports {
     pub crate_name: String,
     /// What the crate's public functions, methods and statics reach, by public path
     /// (`fs::write`, `net::TcpListener::bind`): callers get it at their call site.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Serialized with each summary once and an index of its paths.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "summary::shared_map")]
     pub summaries: BTreeMap<String, std::sync::Arc<summary::Summary>>,
     /// What the crate's public functions and methods return, by public path: one of its own
     /// types as `crate::` and a public path of it, another type as it resolved
@@ -194,7 +195,8 @@ pub struct Exports {
     pub trait_shapes: BTreeMap<String, scope::TraitShape>,
     /// The crate's implementations of trait methods (and the traits' provided methods) that
     /// reach something: what a call through the trait anywhere in the program may run.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Serialized with each summary once (see [`summary::shared_impls`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "summary::shared_impls")]
     pub impls: Vec<summary::ImplSummary>,
 }
 

@@ -87,6 +87,195 @@ pub struct OpenSite {
     pub chain: Vec<Hop>,
 }
 
+/// Serde for a crate's shared summaries (its exports by public path, its implementations):
+/// each summary once (one per item: its public paths, re-exports and implementations share
+/// it), and each hop once (chains share their tails), chains as indices into the hops. The
+/// cache then holds one copy of each, and a warm run reads them back shared again.
+/// Deterministic: summaries in the order of their first use, hops likewise.
+pub(crate) mod shared {
+    use std::collections::{BTreeMap, HashMap};
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Serialize};
+
+    use super::{Capability, Hop, Summary};
+
+    #[derive(Serialize)]
+    pub(super) struct SummaryOut<'a> {
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        caps: BTreeMap<Capability, Vec<u32>>,
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        open: BTreeMap<&'a str, Vec<u32>>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        open_truncated: bool,
+    }
+
+    #[derive(Deserialize)]
+    pub(super) struct SummaryIn {
+        #[serde(default)]
+        caps: BTreeMap<Capability, Vec<u32>>,
+        #[serde(default)]
+        open: BTreeMap<String, Vec<u32>>,
+        #[serde(default)]
+        open_truncated: bool,
+    }
+
+    /// What is being written: the hops and summaries met so far.
+    #[derive(Default)]
+    pub(super) struct Table<'a> {
+        pub hops: Vec<&'a Hop>,
+        hop_at: HashMap<&'a Hop, u32>,
+        pub items: Vec<SummaryOut<'a>>,
+        item_at: HashMap<*const Summary, u32>,
+    }
+
+    impl<'a> Table<'a> {
+        fn chain(&mut self, c: &'a [Hop]) -> Vec<u32> {
+            c.iter()
+                .map(|h| {
+                    *self.hop_at.entry(h).or_insert_with(|| {
+                        self.hops.push(h);
+                        (self.hops.len() - 1) as u32
+                    })
+                })
+                .collect()
+        }
+
+        /// The index of `s`, written the first time it is met.
+        pub fn summary(&mut self, s: &'a Arc<Summary>) -> u32 {
+            if let Some(&i) = self.item_at.get(&Arc::as_ptr(s)) {
+                return i;
+            }
+            let caps = s.caps.iter().map(|(c, chain)| (*c, self.chain(chain))).collect();
+            let open = s.open.iter().map(|(k, chain)| (k.as_str(), self.chain(chain))).collect();
+            self.items.push(SummaryOut { caps, open, open_truncated: s.open_truncated });
+            let i = (self.items.len() - 1) as u32;
+            self.item_at.insert(Arc::as_ptr(s), i);
+            i
+        }
+    }
+
+    /// The summaries read back, each once, their chains sharing the hops' strings.
+    pub(super) fn read(hops: Vec<Hop>, items: Vec<SummaryIn>) -> Result<Vec<Arc<Summary>>, String> {
+        let chain = |c: Vec<u32>| -> Result<Vec<Hop>, String> {
+            c.into_iter().map(|i| hops.get(i as usize).cloned().ok_or_else(|| format!("hop index {i} out of range"))).collect()
+        };
+        items
+            .into_iter()
+            .map(|x| {
+                let caps = x.caps.into_iter().map(|(c, v)| Ok((c, chain(v)?))).collect::<Result<_, String>>()?;
+                let open = x.open.into_iter().map(|(k, v)| Ok((k, chain(v)?))).collect::<Result<_, String>>()?;
+                Ok(Arc::new(Summary { caps, open, open_truncated: x.open_truncated }))
+            })
+            .collect()
+    }
+
+    pub(super) fn item(items: &[Arc<Summary>], i: u32) -> Result<Arc<Summary>, String> {
+        items.get(i as usize).cloned().ok_or_else(|| format!("summary index {i} out of range"))
+    }
+}
+
+/// Serde for a crate's exports by public path ([`shared`]): the hops, the summaries, and the
+/// index of the paths.
+pub(crate) mod shared_map {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::shared::{SummaryIn, SummaryOut, Table};
+    use super::{Hop, Summary};
+
+    #[derive(Serialize)]
+    struct Out<'a> {
+        hops: Vec<&'a Hop>,
+        items: Vec<SummaryOut<'a>>,
+        paths: BTreeMap<&'a str, u32>,
+    }
+
+    #[derive(Deserialize)]
+    struct In {
+        hops: Vec<Hop>,
+        items: Vec<SummaryIn>,
+        paths: BTreeMap<String, u32>,
+    }
+
+    pub fn serialize<S: Serializer>(map: &BTreeMap<String, Arc<Summary>>, s: S) -> Result<S::Ok, S::Error> {
+        let mut t = Table::default();
+        let paths = map.iter().map(|(k, v)| (k.as_str(), t.summary(v))).collect();
+        Out { hops: t.hops, items: t.items, paths }.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, Arc<Summary>>, D::Error> {
+        let In { hops, items, paths } = In::deserialize(d)?;
+        let items = super::shared::read(hops, items).map_err(D::Error::custom)?;
+        paths.into_iter().map(|(k, i)| Ok((k, super::shared::item(&items, i).map_err(D::Error::custom)?))).collect()
+    }
+}
+
+/// Serde for a crate's [`ImplSummary`]s ([`shared`]): the implementations name their
+/// summaries by index.
+pub(crate) mod shared_impls {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::shared::{SummaryIn, SummaryOut, Table};
+    use super::{Hop, ImplSummary};
+
+    #[derive(Serialize, Deserialize)]
+    struct Impl<K> {
+        key: K,
+        self_ty: K,
+        display: K,
+        file: K,
+        line: u32,
+        summary: u32,
+    }
+
+    #[derive(Serialize)]
+    struct Out<'a> {
+        hops: Vec<&'a Hop>,
+        items: Vec<SummaryOut<'a>>,
+        impls: Vec<Impl<&'a str>>,
+    }
+
+    #[derive(Deserialize)]
+    struct In {
+        hops: Vec<Hop>,
+        items: Vec<SummaryIn>,
+        impls: Vec<Impl<String>>,
+    }
+
+    pub fn serialize<S: Serializer>(v: &[ImplSummary], s: S) -> Result<S::Ok, S::Error> {
+        let mut t = Table::default();
+        let impls = v
+            .iter()
+            .map(|x| Impl {
+                key: x.key.as_str(),
+                self_ty: x.self_ty.as_str(),
+                display: x.display.as_str(),
+                file: x.file.as_str(),
+                line: x.line,
+                summary: t.summary(&x.summary),
+            })
+            .collect();
+        Out { hops: t.hops, items: t.items, impls }.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ImplSummary>, D::Error> {
+        let In { hops, items, impls } = In::deserialize(d)?;
+        let items = super::shared::read(hops, items).map_err(D::Error::custom)?;
+        impls
+            .into_iter()
+            .map(|x| {
+                let summary = super::shared::item(&items, x.summary).map_err(D::Error::custom)?;
+                Ok(ImplSummary { key: x.key, self_ty: x.self_ty, display: x.display, file: x.file, line: x.line, summary })
+            })
+            .collect()
+    }
+}
+
 /// One summary for several items together (a library's public items): per capability and
 /// per call through a trait, the shortest chain among them.
 pub(crate) fn merge<'a>(items: impl Iterator<Item = &'a Summary>) -> Summary {
@@ -343,6 +532,45 @@ mod tests {
         assert_eq!(via_a, [10, 21, 1]);
         assert_eq!(s["crate::b"].caps[&Capability::FsWrite].len(), 2);
         assert!(!s.contains_key("crate::pure"));
+    }
+
+    #[test]
+    fn exports_serialize_each_shared_summary_once_and_read_back_shared() {
+        let mut g = CallGraph::default();
+        let w = g.item("crate::write");
+        g.uses(w, Capability::FsWrite, vec![hop("std::fs::write_marker_a", 1)]);
+        let one = std::sync::Arc::new(g.solve().remove("crate::write").unwrap());
+        let mut other = (*one).clone();
+        // Its chain ends in the same hop: the hop is written once.
+        let tail = other.caps[&Capability::FsWrite][0].clone();
+        other.caps.insert(Capability::FsWrite, vec![hop("std::fs::write_marker_b", 2), tail]);
+        let other = std::sync::Arc::new(other);
+        // One item under three public paths, another under one.
+        let mut ex = crate::surface::analyze::Exports::default();
+        for p in ["fs::write", "prelude::write", "write"] {
+            ex.summaries.insert(p.to_string(), one.clone());
+        }
+        ex.summaries.insert("fs::other".to_string(), other.clone());
+        ex.impls = ["a::T::m", "b::T::m"]
+            .iter()
+            .map(|k| ImplSummary { key: k.to_string(), self_ty: "*".into(), display: "x".into(), file: "src/lib.rs".into(), line: 1, summary: one.clone() })
+            .collect();
+        let json = serde_json::to_string(&ex).unwrap();
+        assert_eq!(json.matches("write_marker_a").count(), 2, "once in summaries' hops, once in impls': {json}");
+        assert_eq!(json.matches("write_marker_b").count(), 1, "{json}");
+        let back: crate::surface::analyze::Exports = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, ex);
+        assert!(std::sync::Arc::ptr_eq(&back.summaries["fs::write"], &back.summaries["write"]));
+        assert!(!std::sync::Arc::ptr_eq(&back.summaries["fs::write"], &back.summaries["fs::other"]));
+        assert!(std::sync::Arc::ptr_eq(&back.impls[0].summary, &back.impls[1].summary));
+        assert_eq!(serde_json::to_string(&back).unwrap(), json, "the same bytes again: the same digest");
+        // An index out of range is an error, not a summary.
+        let bad = json.replace("\"write\":0", "\"write\":7");
+        assert_ne!(bad, json);
+        assert!(serde_json::from_str::<crate::surface::analyze::Exports>(&bad).is_err());
+        let bad = json.replacen("\"fs.write\":[0]", "\"fs.write\":[9]", 1);
+        assert_ne!(bad, json);
+        assert!(serde_json::from_str::<crate::surface::analyze::Exports>(&bad).is_err());
     }
 
     #[test]
