@@ -80,9 +80,9 @@ try:
 except Exception:
     print('{"capabilities": [], "unanalyzed": {}}'); sys.exit()
 caps, why = set(), collections.Counter()
-for p in doc["programs"]:
-    for c in p["crates"]:
-        for f in c["findings"]:
+# velaris/surface/v2: each crate's details once, at the top level.
+for c in doc.get("crates", []):
+        for f in c.get("findings", []):
             caps.add(f["capability"])
             if f["capability"] == "unanalyzed":
                 path = f["path"]

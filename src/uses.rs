@@ -312,7 +312,7 @@ mod tests {
         Use {
             krate: "app".into(),
             version: "0.1.0".into(),
-            finding: Finding { capability: Capability::ProcessSpawn, scope: Scope::Runtime, file: file.into(), line, column: 5, path: path.into(), chain: Vec::new(), expanded_from: None },
+            finding: Finding { capability: Capability::ProcessSpawn, scope: Scope::Runtime, file: file.into(), line, column: 5, path: path.into(), chain: Vec::new(), expanded_from: None, through_trait: false },
             item: Some(item.into()),
             source: Some(source.into()),
         }

@@ -21,7 +21,7 @@ const TARGET: &str = "x86_64-unknown-linux-gnu";
 const FIXTURE: &str = include_str!("../fixtures/baselines/reviewed.capabilities");
 
 fn finding(capability: Capability, file: &str, line: u32, path: &str) -> Finding {
-    Finding { capability, scope: Scope::Runtime, file: file.into(), line, column: 5, path: path.into(), chain: Vec::new(), expanded_from: None }
+    Finding { capability, scope: Scope::Runtime, file: file.into(), line, column: 5, path: path.into(), chain: Vec::new(), expanded_from: None, through_trait: false }
 }
 
 fn krate(name: &str, version: &str, via: &[&str], findings: Vec<Finding>) -> CrateSurface {

@@ -146,7 +146,7 @@ fn used(surface: &Surface) -> (BTreeMap<&str, Used>, BTreeMap<&str, Used>) {
         for c in &p.crates {
             // A program is granted what it does at run time (and that its build runs code);
             // what build scripts and proc macros do while building is in their crates' grants.
-            for f in c.findings.iter().filter(|f| f.counts_for_program()) {
+            for f in c.findings.iter().filter(|f| f.counts_for_program() && f.granted()) {
                 prog.capabilities.insert(f.capability);
                 prog.add_finding(&c.name, &c.version, f, &c.via);
             }
@@ -155,7 +155,8 @@ fn used(surface: &Surface) -> (BTreeMap<&str, Used>, BTreeMap<&str, Used>) {
             }
             let krate = crates.entry(&c.name).or_default();
             krate.capabilities.extend(c.capabilities.iter().copied());
-            for f in c.findings.iter() {
+            // What dispatch found at a member's calls is informational (not in the grant).
+            for f in c.findings.iter().filter(|f| f.granted()) {
                 krate.add_finding(&c.name, &c.version, f, &c.via);
             }
         }

@@ -422,11 +422,11 @@ impl Doc {
             slot.0 = slot.0.min(&p.package);
             for c in &p.crates {
                 // The same rule as `check`: a program is granted what counts for it.
-                slot.1.extend(c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability));
+                slot.1.extend(c.findings.iter().filter(|f| f.counts_for_program() && f.granted()).map(|f| f.capability));
                 if !c.capabilities.is_empty() {
                     crates.entry(&c.name).or_default().extend(c.capabilities.iter().copied());
                     let used = apis.entry(&c.name).or_default();
-                    for f in c.findings.iter() {
+                    for f in c.findings.iter().filter(|f| f.granted()) {
                         used.entry(f.capability).or_default().insert(f.path.clone());
                     }
                 }

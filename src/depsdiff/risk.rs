@@ -372,7 +372,7 @@ mod tests {
     }
 
     fn gain(c: Capability, scope: Scope) -> CapDelta {
-        let finding = Finding { capability: c, scope, file: "src/lib.rs".into(), line: 1, column: 1, path: "p".into(), chain: Vec::new(), expanded_from: None };
+        let finding = Finding { capability: c, scope, file: "src/lib.rs".into(), line: 1, column: 1, path: "p".into(), chain: Vec::new(), expanded_from: None, through_trait: false };
         CapDelta { capability: c, scope, findings: vec![Evidence { finding, hunk: None }] }
     }
 

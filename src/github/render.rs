@@ -533,6 +533,7 @@ mod tests {
             path: "std::net::TcpStream::connect".into(),
             chain: Vec::new(),
             expanded_from: None,
+            through_trait: false,
         };
         Widening {
             subject: Subject::Crate(format!("dependency-number-{i:05}")),

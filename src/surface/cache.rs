@@ -245,6 +245,7 @@ mod tests {
                 path: path.into(),
                 chain: Vec::new(),
                 expanded_from: None,
+                through_trait: false,
             }],
             exports: Exports::default().into(),
             files: vec!["src/lib.rs".into()],

@@ -384,7 +384,7 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
 }
 
 fn unanalyzed(file: &str, scope: Scope, why: String) -> Finding {
-    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why, chain: Vec::new(), expanded_from: None }
+    Finding { capability: Capability::Unanalyzed, scope, file: file.to_string(), line: 1, column: 1, path: why, chain: Vec::new(), expanded_from: None, through_trait: false }
 }
 
 /// Findings that come from what a unit is, not from its code.
@@ -399,6 +399,7 @@ fn kind_findings(unit: &Unit, ws: &Workspace) -> Vec<Finding> {
         path: path.to_string(),
         chain: Vec::new(),
         expanded_from: None,
+        through_trait: false,
     };
     match unit.kind {
         UnitKind::BuildScript => {
@@ -529,7 +530,7 @@ fn analyze_all(
             // Link directives the build script prints: it links native code.
             if let Some(ev) = analysis.build.clone() {
                 for (file, line, text) in ev.link_evidence() {
-                    analysis.findings.push(Finding { capability: Capability::BuildNative, scope: Scope::Build, file, line, column: 1, path: text, chain: Vec::new(), expanded_from: None });
+                    analysis.findings.push(Finding { capability: Capability::BuildNative, scope: Scope::Build, file, line, column: 1, path: text, chain: Vec::new(), expanded_from: None, through_trait: false });
                 }
             }
             if unit.kind == UnitKind::BuildScript {
@@ -545,6 +546,7 @@ fn analyze_all(
                             path: format!("build-dependency {}: builds native code", dep.package.name),
                             chain: Vec::new(),
                             expanded_from: None,
+                            through_trait: false,
                         });
                     }
                 }
@@ -1058,10 +1060,9 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                         reached.entry((h.krate.to_string(), h.version.to_string())).or_default().insert(f.capability);
                     }
                 }
-                if f.counts_for_program() {
-                    capabilities.insert(f.capability);
-                }
             }
+            // Informational: the capabilities are those of the crates whose code has them,
+            // already in the union.
             dispatched.entry(key_of(&unit.package)).or_default().extend(found);
         }
         let reachable = {
@@ -1132,7 +1133,7 @@ pub fn assemble_with(graph: &Graph, analyses: &[CrateAnalysis], target: &str, pa
                     let mut all: Vec<Finding> = findings.iter().cloned().chain(extra.iter().cloned()).collect();
                     all.sort();
                     all.dedup();
-                    capabilities = all.iter().map(|f| f.capability).collect();
+                    capabilities = all.iter().filter(|f| !f.through_trait).map(|f| f.capability).collect();
                     findings = Arc::new(all);
                 }
                 CrateSurface { name, version, capabilities, findings, via, files: d.2, unloaded: d.3, unloaded_count: d.4, build_scripts: d.5 }

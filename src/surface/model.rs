@@ -140,6 +140,12 @@ pub struct Finding {
     /// defined (the tokens came from there; `file:line` above is the invocation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expanded_from: Option<Expansion>,
+    /// Found by dispatch resolution: at a workspace member's call whose callee goes on through
+    /// a trait, what the implementations the program has may reach (an over-approximation).
+    /// Shown with its chain; informational: not part of the crate's grant (the crates whose
+    /// code has the capability carry it in theirs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub through_trait: bool,
 }
 
 /// The macro whose expansion a finding's code came from, and where it is defined.
@@ -203,6 +209,12 @@ impl Finding {
     pub fn counts_for_program(&self) -> bool {
         self.scope == Scope::Runtime
             || matches!(self.capability, Capability::BuildScript | Capability::BuildProcMacro | Capability::BuildNative)
+    }
+
+    /// Whether the finding is part of its crate's and program's grants: every finding but
+    /// those dispatch resolution made at a member's calls ([`Finding::through_trait`]).
+    pub fn granted(&self) -> bool {
+        !self.through_trait
     }
 }
 

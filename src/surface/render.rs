@@ -409,7 +409,7 @@ mod tests {
     use crate::surface::model::{CallStats, ProgramSurface};
 
     fn f(cap: Capability, scope: Scope, file: &str, line: u32, path: &str) -> Finding {
-        Finding { capability: cap, scope, file: file.into(), line, column: 5, path: path.into(), chain: Vec::new(), expanded_from: None }
+        Finding { capability: cap, scope, file: file.into(), line, column: 5, path: path.into(), chain: Vec::new(), expanded_from: None, through_trait: false }
     }
 
     fn c(name: &str, version: &str, via: &[&str], findings: Vec<Finding>) -> CrateSurface {
@@ -427,7 +427,7 @@ mod tests {
         ProgramSurface {
             name: name.into(),
             package: name.into(),
-            capabilities: crates.iter().flat_map(|c| c.findings.iter().filter(|f| f.counts_for_program()).map(|f| f.capability)).collect(),
+            capabilities: crates.iter().flat_map(|c| c.findings.iter().filter(|f| f.counts_for_program() && f.granted()).map(|f| f.capability)).collect(),
             crates,
             reached_from_program: Vec::new(),
             calls: CallStats { total: 90_535, resolved: 13_396 },

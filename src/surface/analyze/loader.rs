@@ -53,6 +53,7 @@ impl Sink {
             path: path.into(),
             chain,
             expanded_from: self.origin.as_deref().cloned(),
+            through_trait: false,
         });
     }
     pub fn add_at(&mut self, capability: Capability, file: &str, line: u32, column: u32, path: impl Into<String>) {
@@ -65,6 +66,7 @@ impl Sink {
             path: path.into(),
             chain: Vec::new(),
             expanded_from: self.origin.as_deref().cloned(),
+            through_trait: false,
         });
     }
 }

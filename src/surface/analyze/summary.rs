@@ -585,6 +585,6 @@ mod tests {
         let c = &s["crate::f0"].caps[&Capability::ProcessSpawn];
         assert_eq!(c.len(), MAX_CHAIN);
         assert_eq!(c[0].line, 0);
-        assert_eq!(c.last().unwrap().path, "std::process::Command::new");
+        assert_eq!(&*c.last().unwrap().path, "std::process::Command::new");
     }
 }

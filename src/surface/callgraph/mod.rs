@@ -232,6 +232,7 @@ impl<'a> Dispatch<'a> {
                     path: s.path.clone(),
                     chain: join(&s.chain, chain),
                     expanded_from: None,
+                    through_trait: true,
                 });
             }
         }

@@ -60,7 +60,7 @@ fn a_call_through_a_trait_reaches_the_constructed_implementations() {
     assert_eq!(found.len(), 1, "{found:#?}");
     let f = &found[0];
     assert_eq!((f.capability, f.line, f.path.as_str()), (Capability::FsWrite, 3, "plug::Hub::emit"));
-    let paths: Vec<&str> = f.chain.iter().map(|h| h.path.as_str()).collect();
+    let paths: Vec<&str> = f.chain.iter().map(|h| &*h.path).collect();
     assert_eq!(paths, ["dyn plug::Sink::put", "files::FileSink::put", "std::fs::write"]);
     // The reachable grant of an entry whose summary has the open call.
     let entry = Summary { open: [(format!("{SINK}::put"), vec![hop("app", "plug::Hub::emit", 3)])].into_iter().collect(), ..Summary::default() };
@@ -80,7 +80,7 @@ fn blanket_and_provided_methods_are_always_candidates_and_open_calls_chain_on() 
     let d = Dispatch::new(&units);
     let (found, _) = d.findings(&[site(&format!("{SINK}::put"))]);
     assert_eq!(found.iter().map(|f| f.capability).collect::<Vec<_>>(), [Capability::NetConnect]);
-    assert_eq!(found[0].chain.last().unwrap().path, "std::net::TcpStream::connect");
+    assert_eq!(&*found[0].chain.last().unwrap().path, "std::net::TcpStream::connect");
     assert!(found[0].chain.iter().any(|h| &*h.path == "files::{impl}::flush"), "{:#?}", found[0].chain);
 }
 
