@@ -28,7 +28,7 @@ run() { # run NAME BIN APP MODE -> "wall_s peak_mib"
     if [[ $mode == cold ]]; then rm -rf "$cache"; mkdir -p "$cache"; ln -s "$CRATES" "$cache/crates"; fi
     t=$SCRATCH/time
     /usr/bin/time -v "$bin" surface --workspace "$app" --offline -q --cache-dir "$cache" --format json >"$SCRATCH/$name-$mode.json" 2>"$t" || { echo "error: $bin on $app failed: $(tail -3 "$t")" >&2; exit 1; }
-    awk -F': ' '/Elapsed/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; w = s } /Maximum resident/ { m = $2 / 1024 } END { printf "%.2f %.0f", w, m }' "$t"
+    awk -F': ' '/Elapsed/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; w = s } /Maximum resident/ { m = $2 / 1024 } END { printf "%.2f %.0f\n", w, m }' "$t"
 }
 
 {
