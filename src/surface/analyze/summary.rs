@@ -565,7 +565,7 @@ mod tests {
         assert!(std::sync::Arc::ptr_eq(&back.impls[0].summary, &back.impls[1].summary));
         assert_eq!(serde_json::to_string(&back).unwrap(), json, "the same bytes again: the same digest");
         // An index out of range is an error, not a summary.
-        let bad = json.replace("\"write\":0", "\"write\":7");
+        let bad = json.replace("\"write\":1", "\"write\":7");
         assert_ne!(bad, json);
         assert!(serde_json::from_str::<crate::surface::analyze::Exports>(&bad).is_err());
         let bad = json.replacen("\"fs.write\":[0]", "\"fs.write\":[9]", 1);
