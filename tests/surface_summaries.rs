@@ -836,6 +836,11 @@ fn a_trait_object_stored_in_a_struct_and_called_later() {
     let fx_line = |k: &str, n: &str| fx.line(k, "src/lib.rs", n);
     let f = own(&doc).iter().find(|f| f["capability"] == "fs.write").unwrap_or_else(|| panic!("{doc:#}"));
     assert_eq!(f["path"], "plug::Hub::emit");
+    // What dispatch finds at the program's own call is shown, informational: the grant of
+    // `app` is what its code does; `files`, whose code writes, carries fs.write.
+    assert_eq!(f["through_trait"], true, "{f:#}");
+    assert!(!strs(&krate(&doc, "app")["capabilities"]).contains(&"fs.write".to_string()), "{doc:#}");
+    assert!(strs(&krate(&doc, "files")["capabilities"]).contains(&"fs.write".to_string()), "{doc:#}");
     assert_eq!(f["line"].as_u64(), Some(fx.line("app", "src/main.rs", "hub.emit()")));
     let got: Vec<(String, u64, String)> = f["chain"]
         .as_array()

@@ -199,6 +199,9 @@ impl Finding {
             s.push_str(&e.display());
             s.push(']');
         }
+        if self.through_trait {
+            s.push_str(" [through a trait: informational, not in the grant]");
+        }
         s
     }
 

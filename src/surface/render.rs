@@ -281,6 +281,9 @@ fn explain_finding(out: &mut String, name: &str, version: &str, f: &Finding, exc
     if let Some(e) = &f.expanded_from {
         let _ = writeln!(out, "      in the expansion of {}", escape::line(&e.display()));
     }
+    if f.through_trait {
+        let _ = writeln!(out, "      through a trait: every implementation the program makes (informational, not in the grant)");
+    }
     if let Some(src) = excerpt(name, version, &f.file, f.line) {
         let _ = writeln!(out, "  {:>5} | {}", f.line, escape::source(src.trim_end()));
     }
