@@ -704,13 +704,9 @@ impl<'a> Analyzer<'a> {
         for t in self.traits_in_scope() {
             self.report_method_of(&t, method, span, false);
             // The receiver may be any type implementing the trait: a call through it when
-            // the trait declares the method.
+            // the trait declares the method (`open_call` opens nothing otherwise).
             if let Some(id) = self.trait_id_of_key(&t) {
-                let mut keys = Vec::new();
-                self.trait_calls(&id, method, 0, &mut keys);
-                if !keys.is_empty() {
-                    self.open_call(&id, method, span);
-                }
+                self.open_call(&id, method, span);
             }
         }
     }
