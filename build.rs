@@ -1,4 +1,4 @@
-//! Fingerprints the analyzer's source (src/surface, data/, src/package, src/workspace, and
+//! Fingerprints the analyzer's source (src/surface, src/resources, data/, src/package, src/workspace, and
 //! Cargo.lock for the parser's versions) into `VELARIS_ANALYZER_DIGEST`, part
 //! of every analysis cache key: a changed analyzer never reads results an older one cached.
 //! Reads files only; builds and runs nothing.
@@ -22,7 +22,7 @@ fn main() {
     let mut files = Vec::new();
     // The analyzer, its rules, what decides which files and cfgs it sees (package, workspace),
     // and the locked versions of the parser it is built with.
-    for d in ["src/surface", "data", "src/package", "src/workspace", "Cargo.lock"] {
+    for d in ["src/surface", "src/resources", "data", "src/package", "src/workspace", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={d}");
         let p = Path::new(d);
         if p.is_dir() {

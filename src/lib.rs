@@ -4,7 +4,6 @@
 //! the binary's `cli` module (the library never sees clap) and maps the outcome to an exit code (see [`exit_codes`]).
 
 pub mod baseline;
-pub mod budget;
 pub mod depsdiff;
 pub mod diff;
 pub mod exit_codes;
@@ -15,12 +14,13 @@ pub mod gitdeps;
 pub mod github;
 pub mod lockfile;
 pub mod message;
-pub mod meter;
 pub mod package;
 pub mod progress;
 pub mod registry;
 pub mod report;
+pub mod resources;
 pub mod surface;
+pub mod text;
 pub mod trust;
 pub mod uses;
 pub mod workspace;

@@ -123,7 +123,7 @@ impl Counts {
     /// `fetched 12 of 40 crates, analysed 3 of 200`: the stages seen so far.
     fn text(&self) -> String {
         let [fd, ft, ad, at] = self.get();
-        let n = crate::report::thousands;
+        let n = crate::text::thousands;
         let mut parts = Vec::new();
         if ft > 0 {
             parts.push(format!("fetched {} of {} {}", n(fd), n(ft), if ft == 1 { "crate" } else { "crates" }));
@@ -159,7 +159,7 @@ impl Bar {
         let current = self.counts.current();
         let text = self.counts.text();
         // The crate's name comes from a lockfile: escaped before it reaches the terminal.
-        let current = crate::report::escape::line(&crate::message::clip_to(&current, 60));
+        let current = crate::text::escape::line(&crate::message::clip_to(&current, 60));
         self.bar.set_message(if current.is_empty() { text } else { format!("{text} · {current}") });
     }
 }
@@ -232,7 +232,7 @@ impl Lines {
             return;
         }
         let current = self.counts.current();
-        let current = crate::report::escape::line(&crate::message::clip_to(&current, 120));
+        let current = crate::text::escape::line(&crate::message::clip_to(&current, 120));
         self.printed.fetch_add(1, Ordering::Relaxed);
         self.write(&if current.is_empty() { format!("velaris: {text}") } else { format!("velaris: {text}; now {current}") });
     }

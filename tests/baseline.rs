@@ -857,7 +857,7 @@ reasons = { "unsafe" = "x" }
 /// Characters a reviewer cannot see, or that turn text around, never reach the file raw.
 fn invisible(text: &str) -> Vec<char> {
     text.chars()
-        .filter(|&c| c != '\n' && velaris::report::escape::is_dangerous(c))
+        .filter(|&c| c != '\n' && velaris::text::escape::is_dangerous(c))
         .collect()
 }
 

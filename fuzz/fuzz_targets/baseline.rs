@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let once = fmt(text, "fuzz.capabilities").expect("a valid baseline formats");
     assert!(
-        !once.chars().any(|c| c != '\n' && velaris::report::escape::is_dangerous(c)),
+        !once.chars().any(|c| c != '\n' && velaris::text::escape::is_dangerous(c)),
         "fmt wrote an invisible or control character raw:\n{once}"
     );
     let again = parse(&once, "fuzz.capabilities").expect("fmt's output parses");

@@ -516,7 +516,7 @@ fn string(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\u{c}' => out.push_str("\\f"),
             '\r' => out.push_str("\\r"),
-            c if crate::report::escape::is_dangerous(c) => {
+            c if crate::text::escape::is_dangerous(c) => {
                 if u32::from(c) <= 0xFFFF {
                     let _ = write!(out, "\\u{:04X}", u32::from(c));
                 } else {
@@ -534,12 +534,12 @@ fn string(s: &str) -> String {
 /// allows in comments) becomes the text `\u{202e}`, so that no line reads differently from
 /// what it is.
 fn comment(c: &str) -> std::borrow::Cow<'_, str> {
-    if !c.chars().any(|ch| ch != '\t' && crate::report::escape::is_dangerous(ch)) {
+    if !c.chars().any(|ch| ch != '\t' && crate::text::escape::is_dangerous(ch)) {
         return std::borrow::Cow::Borrowed(c);
     }
     let mut out = String::with_capacity(c.len() + 8);
     for ch in c.chars() {
-        if ch != '\t' && crate::report::escape::is_dangerous(ch) {
+        if ch != '\t' && crate::text::escape::is_dangerous(ch) {
             let _ = write!(out, "\\u{{{:x}}}", u32::from(ch));
         } else {
             out.push(ch);

@@ -10,7 +10,7 @@ use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 
 use super::{CheckOutcome, Evidence, Narrowing, Subject, Widening};
-use crate::report::{escape, thousands};
+use crate::text::{escape, thousands};
 use crate::surface::{Capability, Scope};
 use crate::uses::{NewUses, Use};
 

@@ -175,7 +175,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         use std::io::Write;
         let _ = writeln!(err, "deps-diff: --fail-on {}:", f.condition);
         for w in &f.what {
-            let _ = writeln!(err, "  {}", velaris::report::escape::line(w));
+            let _ = writeln!(err, "  {}", velaris::text::escape::line(w));
         }
     }
     Ok(velaris::exit_codes::WIDENED)

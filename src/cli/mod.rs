@@ -112,7 +112,7 @@ pub fn main() -> i32 {
             // screenful, control characters escaped.
             let text = message::chain(e.as_ref());
             let text = message::clip_lines(&message::redact(&text)).into_owned();
-            let _ = writeln!(err, "error: {}", velaris::report::escape::source(&text));
+            let _ = writeln!(err, "error: {}", velaris::text::escape::source(&text));
             code
         }
     }

@@ -122,7 +122,7 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<i32> {
         (Some(p), _, false, _) => {
             let mut t = render::explain(p, cap, &excerpt);
             if is_crate && !args.program {
-                let name = velaris::report::escape::line(&args.name);
+                let name = velaris::text::escape::line(&args.name);
                 t.push_str(&format!("\n(crate {name} has this name too: `velaris explain --crate {name} {cap}` explains the crate)\n"));
             }
             t
@@ -282,7 +282,7 @@ pub fn fmt(args: FmtArgs) -> anyhow::Result<i32> {
         let diff = similar::TextDiff::from_lines(&text, &tidy);
         let name = baseline::FILE_NAME;
         let unified = diff.unified_diff().context_radius(3).header(name, &format!("{name} (canonical)")).to_string();
-        let shown: Vec<String> = unified.lines().map(velaris::report::escape::line).collect();
+        let shown: Vec<String> = unified.lines().map(velaris::text::escape::line).collect();
         super::emit(&(shown.join("\n") + "\n"))?;
         eprintln!("{} is not in canonical form: run `velaris fmt`", path.display());
         return Ok(exit_codes::WIDENED);

@@ -333,7 +333,7 @@ pub fn tree_flags(
         if !fresh.is_empty() {
             out.push(Flag {
                 kind: FlagKind::NewDependency,
-                message: format!("pulls in {}: {}", crate::report::plural(fresh.len() as u64, "new dependency", "new dependencies"), fresh.join(", ")),
+                message: format!("pulls in {}: {}", crate::text::plural(fresh.len() as u64, "new dependency", "new dependencies"), fresh.join(", ")),
                 evidence: fresh.into_iter().take(MAX_EVIDENCE).collect(),
             });
         }
@@ -400,7 +400,7 @@ pub fn tree_flags(
         if !bins.is_empty() {
             out.push(Flag {
                 kind: FlagKind::BinaryFiles,
-                message: format!("{} added or changed", crate::report::plural(bins.len() as u64, "binary file", "binary files")),
+                message: format!("{} added or changed", crate::text::plural(bins.len() as u64, "binary file", "binary files")),
                 evidence: bins.into_iter().take(MAX_EVIDENCE).collect(),
             });
         }
@@ -410,7 +410,7 @@ pub fn tree_flags(
                 kind: FlagKind::SuspiciousLines,
                 message: format!(
                     "{} that look like data rather than code (very long, high entropy or encoded)",
-                    crate::report::plural(lines.len() as u64, "added line", "added lines")
+                    crate::text::plural(lines.len() as u64, "added line", "added lines")
                 ),
                 evidence: lines.into_iter().take(MAX_EVIDENCE).collect(),
             });
@@ -504,7 +504,7 @@ pub fn line_concern(line: &str) -> Option<String> {
         return Some(why);
     }
     if len >= 1000 {
-        return Some(format!("{}-character line", crate::report::thousands(len as u64)));
+        return Some(format!("{}-character line", crate::text::thousands(len as u64)));
     }
     // A long run without whitespace that is as dense as random text: a key or compressed data.
     // A URL is an address, not a payload (a mailing-list link in a doc comment is dense too).

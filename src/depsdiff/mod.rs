@@ -25,7 +25,6 @@ mod workspaces;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::diff::{DiffOptions, PackageDiff, diff_trees};
 use crate::git::{GitError, Repo};
@@ -619,7 +618,7 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     let engine_runs = config.capabilities || matches!(sides, Sides::Git { .. });
     let work: Vec<(Change, Vec<String>)> = changes.into_values().collect();
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let results = parallel_map(&work, cpus, |(change, labels)| {
+    let results = crate::resources::parallel_map(&work, cpus, |(change, labels)| {
         diff_one(change, labels, &fetched, &config.diff, &added_names, engine_runs.then_some(&store))
     });
     let mut packages = Vec::with_capacity(results.len());
@@ -811,13 +810,13 @@ fn relate(packages: &mut [PackageReport], pairs: &[LockPair], db: Option<&adviso
             f.message = if p.brings.is_empty() {
                 format!(
                     "declares {} none of which is new to the build (already in the graph, optional and off, or for other targets)",
-                    crate::report::plural(declared as u64, "new dependency,", "new dependencies,")
+                    crate::text::plural(declared as u64, "new dependency,", "new dependencies,")
                 )
             } else {
                 let more = declared.saturating_sub(p.brings.len());
                 format!(
                     "brings {} new to the build: {}{}",
-                    crate::report::plural(p.brings.len() as u64, "dependency", "dependencies"),
+                    crate::text::plural(p.brings.len() as u64, "dependency", "dependencies"),
                     p.brings.join(", "),
                     if more > 0 { format!(" (and declares {more} more that are not)") } else { String::new() }
                 )
@@ -837,7 +836,7 @@ fn relate(packages: &mut [PackageReport], pairs: &[LockPair], db: Option<&adviso
                 let ids: Vec<&str> = a.affecting.iter().map(|x| x.id.as_str()).collect();
                 p.flags.push(Flag {
                     kind: FlagKind::Advisory,
-                    message: format!("{} affects the version locked: {}", crate::report::plural(ids.len() as u64, "advisory", "advisories"), ids.join(", ")),
+                    message: format!("{} affects the version locked: {}", crate::text::plural(ids.len() as u64, "advisory", "advisories"), ids.join(", ")),
                     evidence: ev.into_iter().take(flags::MAX_EVIDENCE).collect(),
                 });
             }
@@ -1241,32 +1240,4 @@ fn merge_placement(a: Placement, b: Placement) -> Placement {
     };
     let not_built = if built == Some(false) { a.not_built.or(b.not_built) } else { None };
     Placement { built, targets, direct, via, not_built }
-}
-
-/// Map `f` over `items` on up to `jobs` threads, keeping the order.
-pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let mut slots: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
-    let workers = jobs.min(items.len()).max(1);
-    let done: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= items.len() {
-                            break out;
-                        }
-                        out.push((i, f(&items[i])));
-                    }
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("worker panicked")).collect()
-    });
-    for (i, r) in done.into_iter().flatten() {
-        slots[i] = Some(r);
-    }
-    slots.into_iter().map(|r| r.expect("every item mapped")).collect()
 }

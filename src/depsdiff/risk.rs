@@ -184,9 +184,9 @@ pub fn reasons(p: &PackageReport) -> Vec<Reason> {
     let new_built = p.brings.len() as u32;
     if new_built > 0 {
         if p.semver == Some(SemverBump::Patch) {
-            add("patch-adds-dependencies", 20, format!("a patch release that brings {}", crate::report::plural(new_built as u64, "new dependency", "new dependencies")));
+            add("patch-adds-dependencies", 20, format!("a patch release that brings {}", crate::text::plural(new_built as u64, "new dependency", "new dependencies")));
         } else {
-            add("adds-dependencies", 5, format!("brings {}", crate::report::plural(new_built as u64, "new dependency", "new dependencies")));
+            add("adds-dependencies", 5, format!("brings {}", crate::text::plural(new_built as u64, "new dependency", "new dependencies")));
         }
     }
     let direct = !p.placement.direct.is_empty();

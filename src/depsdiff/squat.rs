@@ -39,7 +39,7 @@ impl Squat {
             "separator" => format!("the name of {} with its separators changed", self.resembles),
             "plural" => format!("the name of {} with a plural s added or dropped", self.resembles),
             "affix" => format!("the name of {} with a prefix or suffix added or dropped", self.resembles),
-            _ => format!("{} from {}", crate::report::plural(self.distance as u64, "edit", "edits"), self.resembles),
+            _ => format!("{} from {}", crate::text::plural(self.distance as u64, "edit", "edits"), self.resembles),
         }
     }
 }

@@ -31,7 +31,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use similar::{Algorithm, DiffOp};
 
-use crate::meter::{Limit, Meter, Unit};
+use crate::resources::meter::{Limit, Meter, Unit};
 
 #[cfg(test)]
 mod tests;
@@ -366,7 +366,7 @@ fn diff_file(
                     let _ = work.charge(work.remaining().min(limit.max));
                     whole(&mut fd);
                     let reason = if limit.what == opts.limits.file_steps.what {
-                        format!("its line diff would take more than {}", crate::meter::Exhausted { limit }.limit)
+                        format!("its line diff would take more than {}", crate::resources::meter::Exhausted { limit }.limit)
                     } else {
                         format!("{} is spent", opts.limits.package_steps)
                     };

@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
-use crate::report::escape;
+use crate::text::escape;
 
 /// Annotations of each level the runner shows per step.
 pub const PER_LEVEL: usize = 10;
@@ -127,7 +127,7 @@ impl Annotations {
             let mut parts = Vec::new();
             for (n, what) in [(left[0], "error"), (left[1], "warning"), (left[2], "notice")] {
                 if n > 0 {
-                    parts.push(format!("{} more {what}{}", crate::report::thousands(n as u64), if n == 1 { "" } else { "s" }));
+                    parts.push(format!("{} more {what}{}", crate::text::thousands(n as u64), if n == 1 { "" } else { "s" }));
                 }
             }
             let a = Annotation {

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::env::Token;
-use crate::report::escape;
+use crate::text::escape;
 
 /// The user agent of every request.
 pub const USER_AGENT: &str = concat!("velaris/", env!("CARGO_PKG_VERSION"), " (+https://github.com/velaris/ratchet)");

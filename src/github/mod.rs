@@ -47,7 +47,8 @@ use crate::exit_codes;
 use crate::gate::{Condition, FailOn};
 use crate::git::{GitError, Repo};
 use crate::registry::FetchOptions;
-use crate::report::{self, escape};
+use crate::report;
+use crate::text::escape;
 
 /// The `schema` of `comments.json`.
 pub const COMMENTS_SCHEMA: &str = "velaris/comments/v1";

@@ -16,7 +16,7 @@
 //! and capability changes stay. The comment links to the run's summary for the rest.
 //!
 //! Every string taken from the analysed code, a dependency or the baseline goes through
-//! [`crate::report::escape`]: names, paths, versions and source lines into code spans, prose
+//! [`crate::text::escape`]: names, paths, versions and source lines into code spans, prose
 //! (reasons, what trips a condition) escaped inline, multi-line messages into fenced blocks.
 
 use std::fmt::Write;
@@ -25,8 +25,9 @@ use super::budget::{Budget, COMMENT_BUDGET, COMMENT_LIMIT, chars};
 use super::review::{State, WorkspaceReport};
 use crate::baseline::{Evidence, Subject, Widening};
 use crate::gate::{Condition, FailOn, Failure};
-use crate::report::escape::{code_span, code_span_in_table, markdown_code_block, markdown_inline};
+use crate::text::escape::{code_span, code_span_in_table, markdown_code_block, markdown_inline};
 use crate::report::{self, MarkdownOptions};
+use crate::text;
 use crate::surface::Scope;
 
 /// What is the same for every workspace of a run.
@@ -106,7 +107,7 @@ pub fn verdict(ws: &WorkspaceReport) -> String {
                 0 => {}
                 n => s.push_str(&format!(
                     " 🔎 The change adds {} to the workspace's own code, within its grants: review {} (below).",
-                    report::plural(n as u64, "capability use", "capability uses"),
+                    text::plural(n as u64, "capability use", "capability uses"),
                     if n == 1 { "it" } else { "them" }
                 )),
             }
@@ -132,7 +133,7 @@ pub fn verdict(ws: &WorkspaceReport) -> String {
             let more = match more {
                 0 => String::new(),
                 1 => ", and 1 more grant".to_string(),
-                n => format!(", and {} more grants", report::thousands(n as u64)),
+                n => format!(", and {} more grants", text::thousands(n as u64)),
             };
             format!("❌ **Widened**: {}{more}, not granted by {baseline}.", parts.join("; "))
         }
@@ -158,7 +159,7 @@ fn header(ws: &WorkspaceReport, ctx: &Context<'_>, marker: Option<&str>, level: 
         let _ = writeln!(
             out,
             "\n📝 This change adds {} to {}{fails}: review them first (below).",
-            report::plural(n as u64, "grant", "grants"),
+            text::plural(n as u64, "grant", "grants"),
             code_span(&ws.baseline_path)
         );
     }
@@ -200,7 +201,7 @@ fn failures_md(ws: &WorkspaceReport) -> String {
     for f in detailed {
         let shown: Vec<String> = f.what.iter().take(FAILURE_LINES).map(|w| markdown_inline(&cut(w, EXCERPT_MAX))).collect();
         let more = f.what.len().saturating_sub(FAILURE_LINES);
-        let more = if more > 0 { format!("; and {} more", report::thousands(more as u64)) } else { String::new() };
+        let more = if more > 0 { format!("; and {} more", text::thousands(more as u64)) } else { String::new() };
         let _ = writeln!(out, "- `{}`: {}{more}", f.condition, shown.join("; "));
     }
     out
@@ -253,7 +254,7 @@ fn additions_section(ws: &WorkspaceReport, b: &mut Budget, cap: usize) -> String
         }
     }
     if left_out > 0 {
-        let _ = writeln!(out, "\n…and {} more {}.", report::thousands(left_out as u64), if left_out == 1 { "added grant" } else { "added grants" });
+        let _ = writeln!(out, "\n…and {} more {}.", text::thousands(left_out as u64), if left_out == 1 { "added grant" } else { "added grants" });
     }
     out
 }
@@ -300,7 +301,7 @@ fn stale_section(ws: &WorkspaceReport) -> String {
         );
     }
     if !c.narrowed.is_empty() {
-        let _ = write!(out, "\n<details><summary>Stale grants: {} (<code>velaris bless</code> narrows them)</summary>\n\n", report::thousands(c.narrowed.len() as u64));
+        let _ = write!(out, "\n<details><summary>Stale grants: {} (<code>velaris bless</code> narrows them)</summary>\n\n", text::thousands(c.narrowed.len() as u64));
         for n in &c.narrowed {
             let mut caps: Vec<String> = n.capabilities.iter().map(|c| format!("`{c}`")).collect();
             for (c, apis) in &n.apis {
@@ -373,7 +374,7 @@ fn document(ws: &WorkspaceReport, ctx: &Context<'_>, mut b: Budget, marker: Opti
                 let _ = writeln!(
                     uses_section,
                     "- …and {} more: {}",
-                    report::thousands((nu.uses.len() - shown) as u64),
+                    text::thousands((nu.uses.len() - shown) as u64),
                     if for_comment { "the run summary and `velaris check --base` list them" } else { "`velaris check --base` and the report file list them" }
                 );
             }
@@ -393,7 +394,7 @@ fn document(ws: &WorkspaceReport, ctx: &Context<'_>, mut b: Budget, marker: Opti
         if !b.push(&mut deps, &text) {
             let note = format!(
                 "\n_The dependency review ({}) did not fit here{}._\n",
-                report::plural(r.packages.len() as u64, "package", "packages"),
+                text::plural(r.packages.len() as u64, "package", "packages"),
                 if for_comment { ": see the run summary" } else { ": see the report file" }
             );
             b.push(&mut deps, &note);
@@ -441,14 +442,14 @@ fn document(ws: &WorkspaceReport, ctx: &Context<'_>, mut b: Budget, marker: Opti
                     (true, Some(u)) => format!("the [run summary]({u}) and `velaris check` list them"),
                     _ => "`velaris check` and the report file list them all".to_string(),
                 };
-                let _ = writeln!(out, "- …and {} more {}: {where_}", report::thousands(left as u64), if left == 1 { "finding" } else { "findings" });
+                let _ = writeln!(out, "- …and {} more {}: {where_}", text::thousands(left as u64), if left == 1 { "finding" } else { "findings" });
             }
         }
         if heads_left_out > 0 {
             let _ = writeln!(
                 out,
                 "\n…and {} more {}, left out to stay within the size limit.",
-                report::thousands(heads_left_out as u64),
+                text::thousands(heads_left_out as u64),
                 if heads_left_out == 1 { "widened grant" } else { "widened grants" }
             );
         }
@@ -558,7 +559,7 @@ mod tests {
         assert!(body.contains(", and 4,997 more grants, not granted"), "the verdict counts: {}", &body[..600]);
         let listed = body.matches("**new crate `dependency-number-").count();
         assert!(listed > 50, "{listed}");
-        assert!(body.contains(&format!("…and {} more widened grants, left out", report::thousands((5_000 - listed) as u64))), "the rest is counted");
+        assert!(body.contains(&format!("…and {} more widened grants, left out", text::thousands((5_000 - listed) as u64))), "the rest is counted");
     }
 
     #[test]

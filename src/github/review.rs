@@ -256,8 +256,8 @@ fn confined_to(tree: &Path, root: &Path) -> Result<(), String> {
         if !dir.starts_with(&tree) {
             return Err(format!(
                 "package {} is read from {}, outside the pull request's tree: the workflow_run side reads nothing of the pull request's code outside it",
-                crate::report::escape::line(&p.id.name),
-                crate::report::escape::line(&p.dir.display().to_string())
+                crate::text::escape::line(&p.id.name),
+                crate::text::escape::line(&p.dir.display().to_string())
             ));
         }
     }

@@ -33,7 +33,7 @@ use super::review::{self, WorkspaceReport};
 use super::{ActionError, Config, Outcome, StatusTarget};
 use crate::gate::Condition;
 use crate::git::{Repo, is_object_id};
-use crate::report::escape;
+use crate::text::escape;
 use crate::trust::Confinement;
 
 /// The commit status context the verdict is reported under.
@@ -113,7 +113,7 @@ pub(crate) fn verdict(reports: &[WorkspaceReport], failed: &[Condition], exit_co
     }
     if reports.iter().any(|r| r.failed()) {
         let n = reports.iter().filter(|r| r.failed()).count();
-        return (StatusState::Error, format!("could not review {}: see the run", crate::report::plural(n as u64, "workspace", "workspaces")));
+        return (StatusState::Error, format!("could not review {}: see the run", crate::text::plural(n as u64, "workspace", "workspaces")));
     }
     if !failed.is_empty() {
         let what: Vec<String> = reports.iter().flat_map(|r| r.failed.iter().flat_map(|f| f.what.iter().cloned())).collect();
@@ -125,10 +125,10 @@ pub(crate) fn verdict(reports: &[WorkspaceReport], failed: &[Condition], exit_co
     let uses: usize = reports.iter().filter_map(|r| r.new_uses.as_ref()).map(|n| n.uses.len()).sum();
     let mut review = Vec::new();
     if grants > 0 {
-        review.push(format!("adds {} to the baseline", crate::report::plural(grants as u64, "grant", "grants")));
+        review.push(format!("adds {} to the baseline", crate::text::plural(grants as u64, "grant", "grants")));
     }
     if uses > 0 {
-        review.push(crate::report::plural(uses as u64, "new capability use", "new capability uses"));
+        review.push(crate::text::plural(uses as u64, "new capability use", "new capability uses"));
     }
     let d = if review.is_empty() { "holds: nothing widened".to_string() } else { format!("holds; to review: {}", review.join(", ")) };
     (StatusState::Success, d)

@@ -95,7 +95,7 @@ pub struct FetchOptions {
     /// Largest accepted `.crate`, downloaded or read from disk.
     pub max_bytes: u64,
     /// Bytes of response bodies all concurrent downloads may hold at once (see
-    /// [`crate::budget`]); one download alone may exceed it up to `max_bytes`.
+    /// [`crate::resources::budget`]); one download alone may exceed it up to `max_bytes`.
     pub in_flight: u64,
     /// `CARGO_HOME` override. `None`: `CARGO_HOME` from [`Self::env`], else `~/.cargo`.
     pub cargo_home: Option<PathBuf>,

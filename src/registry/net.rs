@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use reqwest::blocking::Client;
 
-use crate::budget::Budget;
+use crate::resources::budget::Budget;
 use crate::message;
 
 /// Upper bound for a server's `Retry-After`.

@@ -11,8 +11,8 @@ use std::fmt::Write;
 
 use anstyle::{AnsiColor, Style};
 
-use super::escape;
-use super::{plural, thousands};
+use crate::text::escape;
+use crate::text::{plural, thousands};
 use crate::depsdiff::{BaselineState, CapStatus, PackageReport, Report, Side, Tier, Verification, review};
 use crate::diff::FileStatus;
 use crate::lockfile::ChangeKind;

@@ -10,8 +10,8 @@
 
 use std::fmt::Write;
 
-use super::escape::{markdown_code_block, markdown_inline as md};
-use super::thousands;
+use crate::text::escape::{markdown_code_block, markdown_inline as md};
+use crate::text::thousands;
 use crate::depsdiff::{BaselineState, CapStatus, PackageReport, Report, Side};
 use crate::diff::FileStatus;
 use crate::surface::Scope;
@@ -463,7 +463,7 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
     // A commit id is shortened as git shortens it for people; names and paths stay whole.
     let label = |s: &str| {
         let s = if crate::git::is_object_id(s) { &s[..12] } else { s };
-        super::escape::line(s).replace('`', "'")
+        crate::text::escape::line(s).replace('`', "'")
     };
     let mut head = format!(
         "### Dependency review `{}{}{}`\n\n",
@@ -553,7 +553,7 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
         let _ = writeln!(
             out,
             "_Diffs of {} left out to stay within {} characters; `velaris deps-diff --diff` in a terminal shows every diff._\n",
-            super::plural(diffs_left_out as u64, "package", "packages"),
+            crate::text::plural(diffs_left_out as u64, "package", "packages"),
             thousands(opts.budget as u64)
         );
     }

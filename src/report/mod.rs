@@ -1,10 +1,10 @@
-//! Rendering reports: human (terminal), markdown (what a PR comment reuses) and JSON.
+//! Rendering the deps-diff review: human (terminal), markdown (what a PR comment reuses), JSON
+//! and SARIF.
 //!
-//! This module owns how results look and how text that comes from a package (file names,
-//! source lines, diff hunks) is escaped before it reaches a terminal or markdown. It computes
-//! nothing: every number comes from the report it is handed.
+//! This module is the renderer of the deps-diff review and owns how it looks; the escaping of
+//! text that comes from a package is [`crate::text::escape`]'s. It computes nothing: every
+//! number comes from the report it is handed.
 
-pub mod escape;
 mod human;
 mod json;
 mod json_v1;
@@ -42,8 +42,8 @@ pub fn advisory_db_line(report: &crate::depsdiff::Report) -> String {
                 "RustSec advisory database {}{}, {}; {} affected",
                 db.path,
                 db.commit.as_deref().map(|c| format!(" at {}", &c[..c.len().min(12)])).unwrap_or_default(),
-                plural(db.advisories as u64, "advisory", "advisories"),
-                plural(affected, "package", "packages"),
+                crate::text::plural(db.advisories as u64, "advisory", "advisories"),
+                crate::text::plural(affected, "package", "packages"),
             )
         }
     }
@@ -68,33 +68,4 @@ pub fn new_licences(report: &crate::depsdiff::Report) -> Option<String> {
             .collect::<Vec<_>>()
             .join("; "),
     )
-}
-
-/// Group digits of a count in thousands: 12,345.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// "1 package" / "2 packages".
-pub fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{} {}", thousands(n), if n == 1 { one } else { many })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn thousands() {
-        assert_eq!(super::thousands(0), "0");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(1000), "1,000");
-        assert_eq!(super::thousands(1234567), "1,234,567");
-    }
 }

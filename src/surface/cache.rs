@@ -136,7 +136,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 fn escape_into(json: &str, out: &mut Vec<u8>) {
     let mut start = 0;
     for (i, c) in json.char_indices() {
-        if crate::report::escape::is_dangerous(c) {
+        if crate::text::escape::is_dangerous(c) {
             out.extend_from_slice(&json.as_bytes()[start..i]);
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {

@@ -364,7 +364,7 @@ fn fetch_batch(config: &Config, store: &SourceStore, ids: Vec<PackageId>) -> Res
     // Every archive must pass the unpacking rules before anything is cached or analyzed; only
     // the manifest and the file names are kept from this pass.
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let checked = crate::depsdiff::parallel_map(&fetched, cpus, |(r, f)| {
+    let checked = crate::resources::parallel_map(&fetched, cpus, |(r, f)| {
         unpack(&r.name, &r.version, &f.bytes).map(|tree| {
             let manifest = tree.get("Cargo.toml").and_then(|b| String::from_utf8(b.clone()).ok());
             (manifest, tree.into_keys().collect::<BTreeSet<String>>())
@@ -905,9 +905,9 @@ pub(crate) fn unloaded(all: &[String], loaded: &BTreeSet<String>, skipped: &BTre
 }
 
 /// The names [`unloaded`] may read while it looks for the skipped module above a file.
-pub(crate) const LISTING_BYTES: crate::meter::Limit = crate::meter::Limit::new("coverage listing", crate::meter::Unit::Bytes, 64 << 20);
+pub(crate) const LISTING_BYTES: crate::resources::meter::Limit = crate::resources::meter::Limit::new("coverage listing", crate::resources::meter::Unit::Bytes, 64 << 20);
 
-pub(crate) fn unloaded_with(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>, limit: crate::meter::Limit) -> (Vec<Unloaded>, u64) {
+pub(crate) fn unloaded_with(all: &[String], loaded: &BTreeSet<String>, skipped: &BTreeMap<String, String>, limit: crate::resources::meter::Limit) -> (Vec<Unloaded>, u64) {
     // The directory a skipped module file's children sit in (`src/kv` for `src/kv.rs` and
     // `src/kv/mod.rs`), with that file.
     let mut dirs: HashMap<&str, (&str, &str)> = HashMap::new();
@@ -921,7 +921,7 @@ pub(crate) fn unloaded_with(all: &[String], loaded: &BTreeSet<String>, skipped: 
             }
         }
     }
-    let mut meter = crate::meter::Meter::new(limit);
+    let mut meter = crate::resources::meter::Meter::new(limit);
     let mut out = Vec::new();
     let mut count = 0u64;
     for f in all {
@@ -950,7 +950,7 @@ pub(crate) fn unloaded_with(all: &[String], loaded: &BTreeSet<String>, skipped: 
 /// The skipped module file whose directory holds `f` (`src/arch/aarch64/mod.rs` for
 /// `src/arch/aarch64/neon/x.rs`; `src/kv.rs` for `src/kv/key.rs`), with its detail: the
 /// deepest such directory. Each directory looked up is charged to `meter`.
-fn under_skipped<'a>(f: &str, dirs: &HashMap<&str, (&'a str, &'a str)>, meter: &mut crate::meter::Meter) -> Option<(&'a str, &'a str)> {
+fn under_skipped<'a>(f: &str, dirs: &HashMap<&str, (&'a str, &'a str)>, meter: &mut crate::resources::meter::Meter) -> Option<(&'a str, &'a str)> {
     if dirs.is_empty() {
         return None;
     }

@@ -39,8 +39,8 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::budget::{Budget, Lease};
-use crate::meter::{Exhausted, Limit, Meter, Unit};
+use crate::resources::budget::{Budget, Lease};
+use crate::resources::meter::{Exhausted, Limit, Meter, Unit};
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;

@@ -4,6 +4,8 @@
 //! - [`rules`]: the table mapping std, core, alloc and libc items to capabilities
 //!   (data/rules.toml, compiled in) and the user overlay.
 //! - [`cfg`]: target and feature cfg evaluation.
+//! - [`syntax`]: what the analysis and the build-script evaluator share: the `macro_rules!`
+//!   engine, package-relative paths, std macro names.
 //! - [`analyze`]: one crate's findings, from its source tree.
 //! - [`buildscript`]: what a package's build script prints and writes, evaluated from its
 //!   source without running it.
@@ -28,5 +30,6 @@ pub mod guard;
 pub mod model;
 pub mod render;
 pub mod rules;
+pub(crate) mod syntax;
 
 pub use model::{CallStats, Capability, CrateSurface, Finding, Hop, ProgramKind, ProgramSurface, Reached, Scope, Surface, Unloaded, UnloadedReason};

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::model::{Capability, CrateSurface, Finding, ProgramSurface, Scope, Surface};
-use crate::report::{escape, plural, thousands};
+use crate::text::{escape, plural, thousands};
 
 pub const SCHEMA: &str = "velaris/surface/v2";
 

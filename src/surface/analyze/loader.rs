@@ -17,9 +17,9 @@ use syn::Item;
 
 use super::attrs::{self, active};
 use super::macros::{self, Expander, MacroDefn, MacroRef, Textual};
-use super::mbe::Edition;
+use crate::surface::syntax::mbe::Edition;
 use super::oracle::CfgEval;
-use super::paths;
+use crate::surface::syntax::paths;
 use super::scope::{Ctx, Parts, Resolver, UsePath};
 use crate::package::FileTree;
 use crate::surface::model::{Capability, Finding, Scope};
@@ -205,26 +205,6 @@ pub(crate) fn cfg_select_branches(ts: TokenStream, cfg: &dyn CfgEval) -> Result<
         }
     }
     Ok(chosen)
-}
-
-/// Whether a macro path names the std `include!`.
-pub(crate) fn is_include(path: &syn::Path) -> bool {
-    is_std_macro(path, "include")
-}
-
-/// `name!`, `std::name!`, `core::name!`, `::std::name!`.
-pub(crate) fn is_std_macro(path: &syn::Path, name: &str) -> bool {
-    let segs: Vec<_> = path.segments.iter().map(|s| s.ident.unraw().to_string()).collect();
-    match segs.as_slice() {
-        [n] => n == name,
-        [k, n] => (k == "std" || k == "core") && n == name,
-        _ => false,
-    }
-}
-
-/// The argument of `include!`: a literal path, or something computed (OUT_DIR).
-pub(crate) fn include_literal(tokens: &TokenStream) -> Option<String> {
-    syn::parse2::<syn::LitStr>(tokens.clone()).ok().map(|l| l.value())
 }
 
 /// From this size on, a file is lexed first and its data tables emptied before it is parsed.
@@ -957,7 +937,7 @@ impl<'a> Loader<'a> {
                         Ok(_) | Err(_) => self.push_entry(m, fid, Item::Macro(mac), &scope),
                     }
                 }
-                Item::Macro(mac) if mac.ident.is_none() && is_include(&mac.mac.path) => {
+                Item::Macro(mac) if mac.ident.is_none() && crate::surface::syntax::is_include(&mac.mac.path) => {
                     scope = self.include_items(m, &file, &mac.mac, scope, depth);
                 }
                 Item::Macro(mac) if mac.ident.is_none() => match self.resolve_early(&mac.mac.path, &scope) {

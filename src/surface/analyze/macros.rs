@@ -32,8 +32,8 @@ use std::rc::Rc;
 
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 
-use super::mbe::{Budget, DefError, Edition, ExpandError, MacroRules, Size};
-use crate::meter::{Limit, Meter, Unit};
+use crate::surface::syntax::mbe::{Budget, DefError, Edition, ExpandError, MacroRules, Size};
+use crate::resources::meter::{Limit, Meter, Unit};
 use super::{ExportedMacro, Exports};
 use crate::surface::model::Expansion;
 
@@ -427,7 +427,7 @@ impl<'a> Expander<'a> {
     fn hold(&self, size: Size) -> Result<(), ExpandError> {
         let mut h = self.held.borrow_mut();
         if !h.bytes.fits(size.bytes) {
-            return Err(ExpandError::Budget(crate::meter::Exhausted { limit: h.bytes.limit() }));
+            return Err(ExpandError::Budget(crate::resources::meter::Exhausted { limit: h.bytes.limit() }));
         }
         h.tokens.charge(size.tokens).map_err(ExpandError::Budget)?;
         h.bytes.charge(size.bytes).map_err(ExpandError::Budget)?;
@@ -508,7 +508,7 @@ pub(crate) fn syntax_size(item: &syn::Item) -> Size {
     struct Count(Size);
     impl Count {
         fn stream(&mut self, ts: &TokenStream) {
-            if let Some(s) = super::mbe::measure(ts, u64::MAX) {
+            if let Some(s) = crate::surface::syntax::mbe::measure(ts, u64::MAX) {
                 self.0.tokens += s.tokens;
                 self.0.bytes += s.bytes;
             }
@@ -521,7 +521,7 @@ pub(crate) fn syntax_size(item: &syn::Item) -> Size {
         }
         fn visit_ident(&mut self, i: &'ast Ident) {
             self.0.tokens += 1;
-            self.0.bytes += super::mbe::leaf_bytes(&TokenTree::Ident(i.clone()));
+            self.0.bytes += crate::surface::syntax::mbe::leaf_bytes(&TokenTree::Ident(i.clone()));
         }
         fn visit_lit(&mut self, l: &'ast syn::Lit) {
             self.0.tokens += 1;
@@ -539,7 +539,7 @@ pub(crate) fn syntax_size(item: &syn::Item) -> Size {
                     return;
                 }
             };
-            self.0.bytes += super::mbe::leaf_bytes(&TokenTree::Literal(token));
+            self.0.bytes += crate::surface::syntax::mbe::leaf_bytes(&TokenTree::Literal(token));
         }
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
             self.stream(&m.tokens);

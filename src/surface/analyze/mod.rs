@@ -95,9 +95,7 @@
 mod attrs;
 pub(crate) mod loader;
 mod macros;
-pub(crate) mod mbe;
 mod oracle;
-pub(crate) mod paths;
 mod recover;
 pub(crate) mod summary;
 pub(crate) mod scope;
@@ -113,7 +111,7 @@ use crate::surface::cfg::CfgEnv;
 use crate::surface::model::{Finding, Scope};
 use crate::surface::rules::Rules;
 
-pub use mbe::Edition;
+pub use crate::surface::syntax::mbe::Edition;
 
 /// One compilation target of a crate, to analyze.
 pub struct CrateInput<'a> {

@@ -15,7 +15,7 @@
 
 use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 
-use super::mbe::Edition;
+use crate::surface::syntax::mbe::Edition;
 
 /// The result of recovering a file.
 pub(crate) struct Recovered {

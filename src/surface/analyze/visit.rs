@@ -781,7 +781,7 @@ impl<'a> Analyzer<'a> {
             Expr::Reference(r) => self.type_of(&r.expr),
             Expr::Await(a) => self.type_of(&a.base),
             Expr::Lit(l) if matches!(l.lit, syn::Lit::Str(_)) => Some("str".to_string()),
-            Expr::Macro(m) if loader::is_std_macro(&m.mac.path, "format") => Some("std::string::String".into()),
+            Expr::Macro(m) if crate::surface::syntax::is_std_macro(&m.mac.path, "format") => Some("std::string::String".into()),
             Expr::Field(f) => {
                 let member = match &f.member {
                     syn::Member::Named(n) => n.unraw().to_string(),
@@ -1325,7 +1325,7 @@ impl<'a> Analyzer<'a> {
                 continue;
             }
             self.extra_files.push(target.clone());
-            let child = super::paths::child_dir(&target, super::paths::is_mod_rs(&target, via_path));
+            let child = crate::surface::syntax::paths::child_dir(&target, crate::surface::syntax::paths::is_mod_rs(&target, via_path));
             let saved_file = std::mem::replace(&mut self.file, Rc::from(target.as_str()));
             let saved_locals = std::mem::take(&mut self.locals);
             self.block_files.push(target);
@@ -1404,7 +1404,7 @@ impl<'a> Analyzer<'a> {
                 return;
             }
         }
-        let std_path = mac.path.segments.len() == 1 || loader::is_std_macro(&mac.path, &name);
+        let std_path = mac.path.segments.len() == 1 || crate::surface::syntax::is_std_macro(&mac.path, &name);
         if ASM_MACROS.contains(&name.as_str()) && self.is_asm_path(&mac.path) {
             self.add(Capability::Asm, first_span(&mac.path), format!("{name}!"));
             self.scan_tokens(mac.tokens.clone(), false);
@@ -1771,7 +1771,7 @@ impl<'a> Analyzer<'a> {
     /// The value of a condition that is `cfg!(..)` or `!cfg!(..)`, when known.
     fn cfg_condition(&self, e: &Expr) -> Option<bool> {
         match e {
-            Expr::Macro(m) if loader::is_std_macro(&m.mac.path, "cfg") => self.cfg.eval(&m.mac.tokens),
+            Expr::Macro(m) if crate::surface::syntax::is_std_macro(&m.mac.path, "cfg") => self.cfg.eval(&m.mac.tokens),
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => self.cfg_condition(&u.expr).map(|v| !v),
             Expr::Paren(p) => self.cfg_condition(&p.expr),
             Expr::Group(g) => self.cfg_condition(&g.expr),
@@ -2138,8 +2138,8 @@ impl<'ast> Visit<'ast> for Analyzer<'_> {
             return self.load_block_mod(m, &name, &dir);
         };
         let inner = match attrs::str_value(&attrs::effective(&m.attrs, self.cfg), "path") {
-            Some((p, _)) => super::paths::join(&dir, &p),
-            None => super::paths::join(&dir, &name),
+            Some((p, _)) => crate::surface::syntax::paths::join(&dir, &p),
+            None => crate::surface::syntax::paths::join(&dir, &name),
         };
         let saved = std::mem::take(&mut self.locals);
         self.block_dirs.push(inner.unwrap_or_else(|| "\u{0}outside the package".to_string()));

@@ -358,8 +358,8 @@ impl<'a> Interp<'a> {
                 let Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) = args.first() else {
                     return self.stop(span, format!("`{name}!` of a computed path"));
                 };
-                let dir = crate::surface::analyze::paths::dir_of(&self.script.files[self.file]).to_string();
-                let Some(path) = crate::surface::analyze::paths::join(&dir, &s.value()) else {
+                let dir = crate::surface::syntax::paths::dir_of(&self.script.files[self.file]).to_string();
+                let Some(path) = crate::surface::syntax::paths::join(&dir, &s.value()) else {
                     return self.stop(span, format!("`{name}!` of a file outside the package"));
                 };
                 let Some(bytes) = self.input.files.get(&path) else {
@@ -527,7 +527,7 @@ impl<'a> Interp<'a> {
         })
     }
 
-    fn expand_user(&mut self, rules: &crate::surface::analyze::mbe::MacroRules, mac: &syn::Macro, scope: &Rc<Scope>) -> R<V> {
+    fn expand_user(&mut self, rules: &crate::surface::syntax::mbe::MacroRules, mac: &syn::Macro, scope: &Rc<Scope>) -> R<V> {
         let span = mac.path.span();
         if self.macro_depth >= 128 {
             return self.stop(span, "macros expanded inside each other too deeply");
@@ -538,12 +538,12 @@ impl<'a> Interp<'a> {
         r
     }
 
-    fn expand_user_inner(&mut self, rules: &crate::surface::analyze::mbe::MacroRules, mac: &syn::Macro, scope: &Rc<Scope>) -> R<V> {
+    fn expand_user_inner(&mut self, rules: &crate::surface::syntax::mbe::MacroRules, mac: &syn::Macro, scope: &Rc<Scope>) -> R<V> {
         let span = mac.path.span();
         let dollar_crate = [proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("crate", span))];
         // An invocation expands the same way every time: its parsed expansion is kept (and
         // the syntax in it with it).
-        let key = (mac as *const syn::Macro as usize, rules as *const crate::surface::analyze::mbe::MacroRules as usize);
+        let key = (mac as *const syn::Macro as usize, rules as *const crate::surface::syntax::mbe::MacroRules as usize);
         let cached = self.script.cache.borrow().expansions.get(&key).cloned();
         let parsed = match cached {
             Some(p) => p,

@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 use syn::Expr;
 
 use super::{Evaluation, GENERATED_PREFIX, MANIFEST_DIR_VALUE, OUT_DIR_VALUE};
-use crate::surface::analyze::paths;
+use crate::surface::syntax::paths;
 
 /// The start of every reason for an `include!` of OUT_DIR that cannot be read.
 pub const GENERATED: &str = "include! of a generated file";

@@ -15,7 +15,7 @@ use syn::{Expr, Item, Pat, Stmt};
 
 use super::value::*;
 use super::{Budget, Input};
-use crate::surface::analyze::mbe::{Edition, MacroRules};
+use crate::surface::syntax::mbe::{Edition, MacroRules};
 
 /// Why a run ended early.
 #[derive(Debug, Clone)]
@@ -138,7 +138,7 @@ impl Script {
         let mut s = Script { files: Vec::new(), modules: Vec::new(), methods: HashMap::new(), trait_defaults: HashMap::new(), consts: HashMap::new(), problems: Vec::new(), edition, cache: RefCell::new(Cache::default()) };
         let file = parse_file(files, root)?;
         s.files.push(root.to_string());
-        s.modules.push(Module { parent: None, child_dir: crate::surface::analyze::paths::dir_of(root).to_string(), ..Module::default() });
+        s.modules.push(Module { parent: None, child_dir: crate::surface::syntax::paths::dir_of(root).to_string(), ..Module::default() });
         s.add_items(files, cfg, 0, 0, file.items, 0)?;
         Ok(s)
     }
@@ -209,7 +209,7 @@ impl Script {
                         None => {
                             let dir = self.modules[m].child_dir.clone();
                             let cands: Vec<String> = match &path_attr {
-                                Some(p) => vec![crate::surface::analyze::paths::join(crate::surface::analyze::paths::dir_of(&self.files[file]), p).ok_or_else(|| format!("`#[path = {p:?}]` leaves the package"))?],
+                                Some(p) => vec![crate::surface::syntax::paths::join(crate::surface::syntax::paths::dir_of(&self.files[file]), p).ok_or_else(|| format!("`#[path = {p:?}]` leaves the package"))?],
                                 None => vec![format!("{dir}{}{name}.rs", if dir.is_empty() { "" } else { "/" }), format!("{dir}{}{name}/mod.rs", if dir.is_empty() { "" } else { "/" })],
                             };
                             let Some(path) = cands.into_iter().find(|c| files.contains_key(c)) else {
@@ -220,7 +220,7 @@ impl Script {
                             self.files.push(path.clone());
                             // A file reached by `#[path]` or a `mod.rs` holds its children next to it.
                             if path_attr.is_some() || path.ends_with("/mod.rs") {
-                                self.modules[id].child_dir = crate::surface::analyze::paths::dir_of(&path).to_string();
+                                self.modules[id].child_dir = crate::surface::syntax::paths::dir_of(&path).to_string();
                             }
                             self.add_items(files, cfg, id, fid, f.items, depth + 1)?;
                         }
@@ -281,11 +281,11 @@ impl Script {
                                 Err(e) => self.problems.push(format!("macro_rules! {id}: {e}")),
                             }
                         }
-                    } else if crate::surface::analyze::loader::is_include(&mac.mac.path) {
-                        let Some(rel) = crate::surface::analyze::loader::include_literal(&mac.mac.tokens) else {
+                    } else if crate::surface::syntax::is_include(&mac.mac.path) {
+                        let Some(rel) = crate::surface::syntax::include_literal(&mac.mac.tokens) else {
                             return Err(format!("{}: include! of a computed path", at(&self.files[file], mac.mac.path.span())));
                         };
-                        let path = crate::surface::analyze::paths::join(crate::surface::analyze::paths::dir_of(&self.files[file]), &rel)
+                        let path = crate::surface::syntax::paths::join(crate::surface::syntax::paths::dir_of(&self.files[file]), &rel)
                             .ok_or_else(|| format!("include!({rel:?}) leaves the package"))?;
                         let f = parse_file(files, &path)?;
                         let fid = self.files.len();

@@ -36,7 +36,7 @@ enum Loc {
 }
 
 fn norm(rel: &str) -> Option<String> {
-    crate::surface::analyze::paths::join("", rel.trim_start_matches('/'))
+    crate::surface::syntax::paths::join("", rel.trim_start_matches('/'))
 }
 
 impl<'a> Interp<'a> {
@@ -162,7 +162,7 @@ impl<'a> Interp<'a> {
             return Ok(Err(format!("{s}, outside the package")));
         }
         // Relative: the build script runs in the package directory.
-        Ok(crate::surface::analyze::paths::join("", &s).map(Loc::Pkg).ok_or_else(|| format!("{s}, outside the package")))
+        Ok(crate::surface::syntax::paths::join("", &s).map(Loc::Pkg).ok_or_else(|| format!("{s}, outside the package")))
     }
 
     fn pkg_is_file(&self, rel: &str) -> bool {

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::package::FileTree;
-use crate::surface::analyze::mbe::Edition;
+use crate::surface::syntax::mbe::Edition;
 use crate::surface::cfg::CfgEnv;
 use value::{Class, Kind, Obj, Seg, Sym, V};
 
@@ -71,7 +71,7 @@ pub struct Budget {
     /// memory a script can make the evaluation take.
     pub alloc: usize,
     /// For the script's own `macro_rules!`.
-    pub(crate) macros: crate::surface::analyze::mbe::Budget,
+    pub(crate) macros: crate::surface::syntax::mbe::Budget,
 }
 
 impl Default for Budget {
@@ -82,7 +82,7 @@ impl Default for Budget {
             max_string: 8 * 1024 * 1024,
             max_items: 1_000_000,
             alloc: 256 * 1024 * 1024,
-            macros: crate::surface::analyze::mbe::Budget::flat_named(
+            macros: crate::surface::syntax::mbe::Budget::flat_named(
                 ("build-script macro steps", "build-script macro tokens", "build-script macro bytes"),
                 1_000_000,
                 1_000_000,

@@ -22,7 +22,7 @@
 //! program has is a candidate; a bound that is hit ([`MAX_CALLEES`], [`MAX_KEYS`]), or a
 //! summary that kept fewer open calls than it made, makes the call counted as unresolved,
 //! never as "reaches nothing". Everything here is bounded by counts, never by time, and
-//! reads only the analyses: no source, no IO. The bounds are [`crate::meter`] limits: the
+//! reads only the analyses: no source, no IO. The bounds are [`crate::resources::meter`] limits: the
 //! implementations one call resolves to ([`CALLEES`]), the calls followed from one
 //! ([`KEYS`]), and the work of the whole program's resolution ([`STEPS`]: each implementation
 //! and each call through a trait it makes, looked at, counts one; past it every call not yet
@@ -36,7 +36,7 @@ use std::sync::Arc;
 use super::analyze::CrateAnalysis;
 use super::analyze::summary::{self, ImplSummary, OpenSite, Summary};
 use super::model::{Capability, Finding, Hop};
-use crate::meter::{Limit, Meter, Unit};
+use crate::resources::meter::{Limit, Meter, Unit};
 
 /// The most implementations one call through a trait is resolved to; past it the call is
 /// counted unresolved (and the first ones are still followed).

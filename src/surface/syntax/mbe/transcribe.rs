@@ -20,7 +20,7 @@ use super::Size;
 use super::matcher::Match;
 use super::parse::{Frag, Op, TNode};
 use super::tokens::leaf_bytes;
-use crate::meter::{Exhausted, Meter};
+use crate::resources::meter::{Exhausted, Meter};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum TranscribeError {

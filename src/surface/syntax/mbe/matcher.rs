@@ -25,7 +25,7 @@ use syn::parse::{ParseStream, Parser};
 use super::Size;
 use super::parse::{Arm, Frag, Loc, Op};
 use super::tokens::{self, Tok};
-use crate::meter::{Exhausted, Limit, Meter, Unit};
+use crate::resources::meter::{Exhausted, Limit, Meter, Unit};
 
 /// A matched fragment: its kind, its tokens and their size.
 #[derive(Debug)]

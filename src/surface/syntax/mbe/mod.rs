@@ -20,7 +20,7 @@ mod transcribe;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 
-use crate::meter::{Exhausted, Limit, Meter};
+use crate::resources::meter::{Exhausted, Limit, Meter};
 
 pub(crate) use matcher::MatchError;
 pub(crate) use tokens::{leaf_bytes, measure};
@@ -93,7 +93,7 @@ impl Budget {
     /// A budget with the same limits for one invocation and for all (the build-script
     /// evaluator's own macros), named for messages.
     pub fn flat_named(names: (&'static str, &'static str, &'static str), steps: u64, tokens: u64, bytes: u64) -> Budget {
-        use crate::meter::Unit;
+        use crate::resources::meter::Unit;
         let s = Limit::new(names.0, Unit::Steps, steps);
         let t = Limit::new(names.1, Unit::Tokens, tokens);
         let b = Limit::new(names.2, Unit::Bytes, bytes);

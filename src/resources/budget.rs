@@ -14,7 +14,7 @@
 //!
 //! Nothing here knows what the bytes are. Waiting only ever delays a job: what a job computes
 //! never depends on how long it waited (the deterministic budgets of the work itself are
-//! [`crate::meter`]'s).
+//! [`crate::resources::meter`]'s).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};

@@ -9,12 +9,12 @@
 //! Budgets count steps, tokens and bytes, never time: the same input spends the same amounts
 //! on every machine, however busy, so the output (and every cached result) is the same
 //! everywhere. Memory shared by concurrent analyses is a different matter, bounded by
-//! [`crate::budget`], which only ever makes a job wait and never changes what it finds.
+//! [`crate::resources::budget`], which only ever makes a job wait and never changes what it finds.
 //!
 //! Using it in an engine:
 //!
 //! ```
-//! use velaris::meter::{Limit, Meter, Unit};
+//! use velaris::resources::meter::{Limit, Meter, Unit};
 //!
 //! /// Iterations of one build script's loops.
 //! const LOOP_STEPS: Limit = Limit::new("build-script loop iterations", Unit::Steps, 1_000_000);
