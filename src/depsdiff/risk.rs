@@ -165,6 +165,27 @@ pub fn reasons(p: &PackageReport) -> Vec<Reason> {
             FlagKind::Native if !analysed => add("native", 10, "builds native code".into()),
             FlagKind::BuildScriptChanged => add("build-script-changed", 8, "its build script changed".into()),
             FlagKind::LicenseChanged => add("license-changed", 4, f.message.clone()),
+            FlagKind::Fresh => {
+                let day = p.publication.release.as_ref().is_some_and(|r| r.age < 86_400);
+                add("fresh", if day { 25 } else { 15 }, f.message.clone());
+                if super::publish::fresh_token_patch(p.change, p.semver, &p.publication, true) {
+                    add("fresh-token-patch", 20, "a fresh patch release published with an API token".into());
+                }
+            }
+            FlagKind::TrustedPublishingLost => add("trusted-publishing-lost", 40, f.message.clone()),
+            FlagKind::TrustedPublishingRepository => add("trusted-publishing-repository", 35, f.message.clone()),
+            FlagKind::PublisherNew => add("publisher-new", 25, f.message.clone()),
+            FlagKind::PublisherChanged => add("publisher-changed", 10, f.message.clone()),
+            FlagKind::FilesNotInRepository => {
+                // Code or a manifest the repository does not have is what a tarball-only
+                // backdoor needs; a generated README is not.
+                let code = f.evidence.iter().any(|e| {
+                    let path = e.split(": ").next().unwrap_or(e);
+                    path.ends_with(".rs") || path.starts_with("Cargo.toml") || path == "build.rs"
+                });
+                add("files-not-in-repository", if code { 40 } else { 10 }, f.message.clone())
+            }
+            FlagKind::VcsCommitNotFound => add("vcs-commit-not-found", 20, f.message.clone()),
             FlagKind::Advisory | FlagKind::NewDependency | FlagKind::BuildScript | FlagKind::ProcMacro | FlagKind::Native => {}
         }
     }
