@@ -264,7 +264,7 @@ mod tests {
         let dep: Vec<&str> = Condition::ALL.iter().filter(|c| c.is_dependency()).map(|c| c.as_str()).collect();
         assert_eq!(
             dep,
-            ["new-capability", "build-script", "proc-macro", "native", "yanked", "unverifiable", "unknown", "license-change", "advisory", "name-squat"]
+            ["new-capability", "build-script", "proc-macro", "native", "yanked", "unverifiable", "unknown", "license-change", "advisory", "name-squat", "fresh"]
         );
     }
 }

@@ -46,20 +46,21 @@ impl Default for Options {
 }
 
 /// What release ages are measured against.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AsOf {
     /// Seconds since the Unix epoch.
     pub time: i64,
     pub from: AsOfFrom,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum AsOfFrom {
     /// `--as-of`.
     Given,
     /// The head commit's committer date.
     HeadCommit(String),
     /// The time of the run (no head commit: a work tree or two files).
+    #[default]
     Now,
 }
 
@@ -86,7 +87,7 @@ impl AsOf {
 }
 
 /// The run's publication settings, as reported.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Summary {
     pub as_of: AsOf,
     pub fresh_days: u32,

@@ -680,6 +680,7 @@ mod tests {
             license: (None, None),
             risk: Risk::default(),
             lock_line: None,
+            publication: Default::default(),
         };
         let report = Report {
             base: "a".into(),
@@ -696,6 +697,7 @@ mod tests {
             verified: Verified::default(),
             advisory_db: None,
             top_risk: None,
+            publication: Default::default(),
         };
         let bounded: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
         assert!(bounded["packages"][0]["file_changes"][0].get("patch").is_none(), "{bounded:#}");
