@@ -189,6 +189,8 @@ pub struct Publishers {
     pub earlier_versions: usize,
     /// Users who published an earlier version.
     pub earlier_users: Vec<String>,
+    /// Earlier versions published by a trusted-publishing workflow.
+    pub earlier_trusted: usize,
 }
 
 /// The package's files against its repository at the commit it names (`--verify-source`).
@@ -242,6 +244,7 @@ pub fn publishers(facts: &CrateFacts, new: &str, old: Option<&str>) -> Option<Pu
         trustpub_only: facts.trustpub_only,
         earlier_versions: earlier.len(),
         earlier_users: users,
+        earlier_trusted: earlier.iter().filter(|v| v.trustpub.is_some()).count(),
     })
 }
 
@@ -309,12 +312,18 @@ pub fn flags(
                 }
             }
         }
+        // New to the crate: earlier versions name their publishers, and this user is none of
+        // them (versions from before crates.io recorded publishers say nothing).
         if let Publisher::Token(Some(login)) = &p.new {
-            if !p.earlier_users.is_empty() && !p.earlier_users.contains(login) {
+            if (!p.earlier_users.is_empty() || p.earlier_trusted > 0) && !p.earlier_users.contains(login) {
+                let mut earlier: Vec<String> = p.earlier_users.iter().take(MAX_EVIDENCE).cloned().collect();
+                if p.earlier_trusted > 0 {
+                    earlier.push(format!("trusted publishing ({})", crate::text::plural(p.earlier_trusted as u64, "version", "versions")));
+                }
                 out.push(Flag {
                     kind: FlagKind::PublisherNew,
                     message: format!("published by {login}, who published none of the {} earlier versions", p.earlier_versions),
-                    evidence: vec![ev_new.clone(), format!("earlier publishers: {}", p.earlier_users.iter().take(MAX_EVIDENCE).cloned().collect::<Vec<_>>().join(", "))],
+                    evidence: vec![ev_new.clone(), format!("earlier publishers: {}", earlier.join(", "))],
                 });
             }
         }
@@ -493,7 +502,7 @@ mod tests {
     #[test]
     fn trusted_publishing_lost_and_kept() {
         let lost = facts(vec![v("1.0.0", "2026-01-01T00:00:00Z", None, Some("o/demo")), v("1.0.1", "2026-07-19T00:00:00Z", Some("mallory"), None)], false);
-        assert_eq!(codes(&checked(&lost), Some("https://github.com/o/demo")), ["trusted-publishing-lost"]);
+        assert_eq!(codes(&checked(&lost), Some("https://github.com/o/demo")), ["trusted-publishing-lost", "publisher-new"]);
         let kept = facts(vec![v("1.0.0", "2026-01-01T00:00:00Z", None, Some("o/demo")), v("1.0.1", "2026-07-19T00:00:00Z", None, Some("o/demo"))], false);
         assert!(codes(&checked(&kept), Some("https://github.com/o/demo")).is_empty());
         // A crate that accepts trusted publishing only, published with a token.

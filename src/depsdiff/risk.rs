@@ -476,7 +476,7 @@ mod tests {
         use crate::depsdiff::publish::{Publication, Publisher, PublisherCheck, Publishers, Release};
         let publication = |by: Publisher, age: i64| Publication {
             release: Some(Release { time: "t".into(), age, from: "index" }),
-            publisher: Some(PublisherCheck::Checked(Publishers { new: by, old: None, trustpub_only: Some(false), earlier_versions: 3, earlier_users: vec!["alice".into()] })),
+            publisher: Some(PublisherCheck::Checked(Publishers { new: by, old: None, trustpub_only: Some(false), earlier_versions: 3, earlier_users: vec!["alice".into()], earlier_trusted: 0 })),
             source: None,
         };
         let fresh = |p: &mut PackageReport| p.flags.push(crate::depsdiff::Flag { kind: FlagKind::Fresh, message: "fresh".into(), evidence: Vec::new() });

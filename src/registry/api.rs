@@ -7,8 +7,9 @@
 //! `trustpub_data`), within crates.io's crawler policy: a User-Agent that names velaris and
 //! where to reach its authors, at most one request a second from this process (requests are
 //! spaced, never sent in parallel), a time limit per request and a cap on the requests of one
-//! run. A 429 stops all further requests of the run (whatever its `Retry-After`), and so do two
-//! failures in a row that reached no server: crates.io is not asked again until the next run.
+//! run. A 429 stops all further requests of the run (whatever its `Retry-After`), and so do a
+//! connection that could not be made and two time-outs in a row: crates.io is not asked again
+//! until the next run.
 //! Every crate not answered carries the reason ([`NotChecked`]), never an empty answer.
 //!
 //! What a version says of its publisher never changes, so answers are cached in velaris'
@@ -117,7 +118,7 @@ pub struct NotChecked(pub String);
 struct State {
     last: Option<Instant>,
     sent: usize,
-    /// Failures in a row that reached no server.
+    /// Time-outs in a row.
     unreachable: u32,
     /// Why no more requests are sent this run.
     stopped: Option<String>,
@@ -237,13 +238,30 @@ impl CratesIoApi {
         let resp = match answer {
             Ok(r) => r,
             Err(e) => {
-                let why = crate::message::redact(&crate::message::chain(&e)).into_owned();
-                let reached = !(e.is_connect() || e.is_timeout());
-                st.unreachable = if reached { 0 } else { st.unreachable + 1 };
-                let timeout = if e.is_timeout() { format!(" (no answer within {} s)", self.opts.timeout.as_secs_f32()) } else { String::new() };
-                let msg = format!("crates.io's API did not answer{timeout}: {why}");
+                let (connect, timeout) = (e.is_connect(), e.is_timeout());
+                // The innermost cause says what happened ("Connection refused"); the layers
+                // above it only name the client's stages.
+                let e = e.without_url();
+                let mut root: &dyn std::error::Error = &e;
+                while let Some(next) = root.source() {
+                    root = next;
+                }
+                let why = crate::message::redact(&root.to_string()).into_owned();
+                if connect && !timeout {
+                    // Nothing listens there, or the name does not resolve: asking again
+                    // cannot help this run.
+                    let msg = format!("crates.io's API is unreachable ({why}); not asked again this run");
+                    st.stopped = Some(msg.clone());
+                    return Err(NotChecked(msg));
+                }
+                st.unreachable = if timeout { st.unreachable + 1 } else { 0 };
+                let msg = if timeout {
+                    format!("crates.io's API did not answer within {} s", self.opts.timeout.as_secs_f32())
+                } else {
+                    format!("crates.io's answer broke off ({why})")
+                };
                 if st.unreachable >= 2 {
-                    st.stopped = Some(format!("crates.io's API is unreachable ({msg}); not asked again this run"));
+                    st.stopped = Some(format!("{msg} twice in a row; not asked again this run"));
                 }
                 return Err(NotChecked(msg));
             }
