@@ -148,6 +148,21 @@ impl FlagKind {
         }
     }
 
+    /// Raised by a new version's publication (its age, its publisher, its source against its
+    /// repository: `depsdiff::publish`).
+    pub fn is_publication(self) -> bool {
+        matches!(
+            self,
+            FlagKind::Fresh
+                | FlagKind::PublisherChanged
+                | FlagKind::TrustedPublishingLost
+                | FlagKind::PublisherNew
+                | FlagKind::TrustedPublishingRepository
+                | FlagKind::FilesNotInRepository
+                | FlagKind::VcsCommitNotFound
+        )
+    }
+
     /// How urgently a reviewer should look, lower first.
     pub fn rank(self) -> u8 {
         match self {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::depsdiff::publish::{PublisherCheck, SourceCheck};
-use crate::depsdiff::{FlagKind, PackageReport, Report};
+use crate::depsdiff::{PackageReport, Report};
 
 /// "release ages against the head commit (2026-07-19 10:00 UTC), cooldown 7 days; publishers
 /// from crates.io: 12 checked, 3 not checked (2 requests)".
@@ -91,18 +91,7 @@ pub fn line(p: &PackageReport, with_not_checked: bool) -> Option<String> {
 
 /// Whether anything about the publication needs a reviewer's eyes.
 pub fn flagged(p: &PackageReport) -> bool {
-    p.flags.iter().any(|f| {
-        matches!(
-            f.kind,
-            FlagKind::Fresh
-                | FlagKind::PublisherChanged
-                | FlagKind::TrustedPublishingLost
-                | FlagKind::PublisherNew
-                | FlagKind::TrustedPublishingRepository
-                | FlagKind::FilesNotInRepository
-                | FlagKind::VcsCommitNotFound
-        )
-    })
+    p.flags.iter().any(|f| f.kind.is_publication())
 }
 
 /// The packages whose publisher was not checked, grouped by why.

@@ -149,17 +149,6 @@ fn uri_path(path: &str) -> String {
         .join("/")
 }
 
-/// The flags a new version's publication raises, each a rule of its own.
-const PUBLICATION_FLAGS: &[FlagKind] = &[
-    FlagKind::Fresh,
-    FlagKind::PublisherChanged,
-    FlagKind::TrustedPublishingLost,
-    FlagKind::PublisherNew,
-    FlagKind::TrustedPublishingRepository,
-    FlagKind::FilesNotInRepository,
-    FlagKind::VcsCommitNotFound,
-];
-
 fn publication_rule_text(k: FlagKind) -> &'static str {
     match k {
         FlagKind::Fresh => "a dependency version published less than the cooldown ago",
@@ -265,7 +254,7 @@ pub fn render_sarif(report: &Report) -> String {
     // What the publication says (fresh, publisher, provenance), at the lockfile entry.
     for p in report.packages.iter().filter(|p| p.built() || report.all_targets) {
         let Some((lockfile, line)) = &p.lock_line else { continue };
-        for f in p.flags.iter().filter(|f| PUBLICATION_FLAGS.contains(&f.kind)) {
+        for f in p.flags.iter().filter(|f| f.kind.is_publication()) {
             let id = format!("publication/{}", f.kind.code());
             let level = if matches!(f.kind, FlagKind::TrustedPublishingLost | FlagKind::FilesNotInRepository) { "error" } else { "warning" };
             let name: String = f.kind.code().split('-').map(|w| w[..1].to_ascii_uppercase() + &w[1..]).collect();
