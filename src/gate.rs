@@ -3,7 +3,7 @@
 //! The GitHub Action's `fail-on` input and `velaris deps-diff --fail-on` read the same list:
 //! `never`, `widened`, `baseline-widened`, and the dependency-review conditions
 //! `new-capability`, `build-script`, `proc-macro`, `native`, `yanked`, `unverifiable`,
-//! `unknown`, `license-change`, `advisory`, `name-squat`. Each condition is decided in one
+//! `unknown`, `license-change`, `advisory`, `name-squat`, `fresh`. Each condition is decided in one
 //! place:
 //!
 //! - `widened` from a [`CheckOutcome`] (the comparison `velaris check` makes): [`widened`];
@@ -47,6 +47,8 @@ pub enum Condition {
     Advisory,
     /// A dependency new to the graph has a name that imitates a popular crate's.
     NameSquat,
+    /// A new version was published less than the cooldown before the head commit.
+    Fresh,
 }
 
 impl Condition {
@@ -63,6 +65,7 @@ impl Condition {
         Condition::LicenseChange,
         Condition::Advisory,
         Condition::NameSquat,
+        Condition::Fresh,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -79,6 +82,7 @@ impl Condition {
             Condition::LicenseChange => "license-change",
             Condition::Advisory => "advisory",
             Condition::NameSquat => "name-squat",
+            Condition::Fresh => "fresh",
         }
     }
 
@@ -151,6 +155,12 @@ impl FailOn {
 
     pub fn is_never(&self) -> bool {
         self.conditions.is_empty()
+    }
+
+    /// This list with `c` added (the action's `cooldown` adds `fresh`).
+    pub fn with(mut self, c: Condition) -> FailOn {
+        self.conditions.insert(c);
+        self
     }
 
     pub fn conditions(&self) -> impl Iterator<Item = Condition> + '_ {
@@ -254,7 +264,7 @@ mod tests {
         let dep: Vec<&str> = Condition::ALL.iter().filter(|c| c.is_dependency()).map(|c| c.as_str()).collect();
         assert_eq!(
             dep,
-            ["new-capability", "build-script", "proc-macro", "native", "yanked", "unverifiable", "unknown", "license-change", "advisory", "name-squat"]
+            ["new-capability", "build-script", "proc-macro", "native", "yanked", "unverifiable", "unknown", "license-change", "advisory", "name-squat", "fresh"]
         );
     }
 }

@@ -274,6 +274,21 @@ impl Repo {
         Ok(o.status.success())
     }
 
+    /// When `commit` was committed (its committer time, seconds since the Unix epoch), read
+    /// from the commit object.
+    pub fn commit_time(&self, commit: &str) -> Result<i64, GitError> {
+        let o = run(&self.root, &["cat-file", "commit", commit])?;
+        if !o.status.success() {
+            return Err(GitError::UnknownRevision { rev: commit.into(), detail: stderr(&o) });
+        }
+        let text = String::from_utf8_lossy(&o.stdout);
+        text.lines()
+            .take_while(|l| !l.is_empty())
+            .find_map(|l| l.strip_prefix("committer "))
+            .and_then(|c| c.rsplitn(3, ' ').nth(1).and_then(|t| t.parse().ok()))
+            .ok_or_else(|| GitError::Failed { args: format!("cat-file commit {commit}"), detail: "no committer time in the commit".into() })
+    }
+
     /// Whether the repository is a shallow clone.
     pub fn is_shallow(&self) -> Result<bool, GitError> {
         let o = run(&self.root, &["rev-parse", "--is-shallow-repository"])?;

@@ -232,6 +232,19 @@ pub fn fetch_package(opts: &GitOptions, source: &str, name: &str, version: &str)
     Ok(GitPackage { files, manifest, path: dir, commit: src.commit, skipped })
 }
 
+/// Every file of the tree at `commit` of the repository at `url`, fetched into (or found in)
+/// velaris' git cache as for a git dependency: what `--verify-source` compares a published
+/// package with.
+pub fn tree_at(opts: &GitOptions, url: &str, commit: &str) -> Result<Vec<TreeEntry>, GitDepError> {
+    check_url(url)?;
+    check_commit(commit)?;
+    let src = GitSource { url: url.to_string(), commit: commit.to_string() };
+    let scratch = tempfile::tempdir().map_err(|source| GitDepError::Cache { path: "a temporary directory".into(), source })?;
+    let db = repository(opts, scratch.path(), &src)?;
+    let parent = db.parent().unwrap_or(&db).to_path_buf();
+    Ok(git::ls_tree(&parent, Some(&db), commit)?)
+}
+
 fn dir_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(d, _)| d)
 }

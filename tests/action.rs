@@ -198,7 +198,9 @@ impl World {
             .args(args)
             .current_dir(dir)
             .env("CARGO_HOME", self.home.path())
+            .env("VELARIS_CRATES_IO_API", "http://127.0.0.1:1/api/v1/")
             .env("VELARIS_CACHE_DIR", self.cache.path())
+            .env("VELARIS_CRATES_IO_API", "http://127.0.0.1:1/api/v1/")
             .env("NO_COLOR", "1")
             .env_remove("HTTP_PROXY")
             .env_remove("HTTPS_PROXY")
@@ -1122,6 +1124,7 @@ fn fail_on_is_parsed_in_one_place_and_decided_as_deps_diff_decides_it() {
         .current_dir(w.checkout.path())
         .env("CARGO_HOME", w.home.path())
         .env("VELARIS_CACHE_DIR", w.cache.path())
+        .env("VELARIS_CRATES_IO_API", "http://127.0.0.1:1/api/v1/")
         .env("NO_COLOR", "1")
         .env("HOME", w.tmp.path())
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -1130,6 +1133,39 @@ fn fail_on_is_parsed_in_one_place_and_decided_as_deps_diff_decides_it() {
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains(&format!("deps-diff: --fail-on new-capability:\n  {}\n", what[0].as_str().unwrap())), "{stderr}");
+}
+
+/// `secs` before now, as the index writes `pubtime`.
+fn ago(secs: u64) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let o = Command::new("date").args(["-u", "-d", &format!("@{}", now - secs), "+%Y-%m-%dT%H:%M:%SZ"]).output().unwrap();
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_cooldown_fails_a_version_younger_than_it_and_names_its_age() {
+    let mut w = World::new();
+    w.widening_pr();
+    w.check_out(Checkout::Merge);
+    // netlib 1.1.0 was published an hour before the merge commit (made just now).
+    w._reg.set_pubtime("netlib", "1.1.0", &ago(3600));
+    let young = w.run("pull_request", "pull_request.json", &["--fail-on", "never", "--cooldown", "3", "--comment", "false"]);
+    assert_eq!(young.code, 1, "{}", show(&young));
+    let rep = young.report.as_ref().unwrap();
+    assert_eq!(rep["failed"], serde_json::json!(["fresh"]));
+    let what = rep["workspaces"][0]["failed"][0]["what"][0].as_str().unwrap().to_string();
+    assert!(what.starts_with("netlib 1.0.0 -> 1.1.0: 1.1.0 is published ") && what.contains("before the head commit") && what.contains("3-day cooldown"), "{what}");
+    assert!(young.summary.contains("`fresh`"), "{}", young.summary);
+    assert!(young.summary.contains("#### Publication"), "{}", young.summary);
+    // The twin: a month-old release passes the same cooldown, and without `cooldown` a young
+    // one is flagged but fails nothing.
+    w._reg.set_pubtime("netlib", "1.1.0", &ago(30 * 86_400));
+    let old = w.run("pull_request", "pull_request.json", &["--fail-on", "never", "--cooldown", "3", "--comment", "false"]);
+    assert_eq!(old.code, 0, "{}", show(&old));
+    w._reg.set_pubtime("netlib", "1.1.0", &ago(3600));
+    let flagged = w.run("pull_request", "pull_request.json", &["--fail-on", "never", "--comment", "false"]);
+    assert_eq!(flagged.code, 0, "{}", show(&flagged));
+    assert!(flagged.summary.contains("`fresh`"), "{}", flagged.summary);
 }
 
 #[test]

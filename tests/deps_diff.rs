@@ -263,7 +263,8 @@ fn human_and_markdown_renderings() {
     w.serve(&old.iter().chain(&new).collect::<Vec<_>>());
     let old_lock = lockfile(3, &old.iter().collect::<Vec<_>>(), "");
     let new_lock = lockfile(3, &new.iter().collect::<Vec<_>>(), "");
-    let human = w.files_diff(&old_lock, &new_lock, &["--files"]);
+    // Two files have no head commit: release ages are measured against a fixed time.
+    let human = w.files_diff(&old_lock, &new_lock, &["--files", "--as-of", "2026-01-01"]);
     human.expect(0);
     insta::assert_snapshot!("human_files", human.stdout());
     let stat = w.files_diff(&old_lock, &new_lock, &["--stat"]);
@@ -273,7 +274,7 @@ fn human_and_markdown_renderings() {
     let diff = diff.expect(0).stdout();
     assert!(diff.contains("+++ b/src/new.rs"), "{diff}");
     assert!(diff.contains("+pub fn f4() -> u32 { 4 }"), "{diff}");
-    let md = w.files_diff(&old_lock, &new_lock, &["--format", "markdown", "--diff"]);
+    let md = w.files_diff(&old_lock, &new_lock, &["--format", "markdown", "--diff", "--as-of", "2026-01-01"]);
     insta::assert_snapshot!("markdown_diff", md.expect(0).stdout());
 }
 

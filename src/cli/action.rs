@@ -46,6 +46,8 @@ pub struct Args {
     comments_from: Option<PathBuf>,
     #[command(flatten)]
     fetch: super::fetch::FetchArgs,
+    #[command(flatten)]
+    publication: super::fetch::PublicationArgs,
 }
 
 fn parse_fail_on(s: &str) -> Result<FailOn, String> {
@@ -68,9 +70,14 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         head: args.head,
         comment: args.comment,
         comment_author: args.comment_author,
-        fail_on: args.fail_on,
+        // A cooldown given to the action is a gate: a younger version fails the run.
+        fail_on: match args.publication.cooldown() {
+            Some(_) => args.fail_on.with(velaris::gate::Condition::Fresh),
+            None => args.fail_on,
+        },
         target: args.target,
         fetch: args.fetch.options(progress.handle()),
+        publication: args.publication.options(),
         out_dir,
         comments_from: args.comments_from,
         policy: api::Policy::default(),

@@ -69,11 +69,13 @@ pub struct Args {
     no_capabilities: bool,
     /// Exit 1 when any of these holds (comma-separated or repeated): widened, baseline-widened,
     /// new-capability, build-script, proc-macro, native, yanked, unverifiable, unknown,
-    /// license-change, advisory, name-squat; or never (the default: informational).
+    /// license-change, advisory, name-squat, fresh; or never (the default: informational).
     #[arg(long, value_name = "CONDITIONS")]
     fail_on: Vec<String>,
     #[command(flatten)]
     fetch: super::fetch::FetchArgs,
+    #[command(flatten)]
+    publication: super::fetch::PublicationArgs,
     /// Markdown format: size budget in characters.
     #[arg(long, default_value_t = 20_000, value_name = "CHARS")]
     markdown_budget: usize,
@@ -141,6 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
         all_targets: args.all_targets,
         capabilities: !args.no_capabilities,
         advisory_db: args.advisory_db.clone(),
+        publication: args.publication.options(),
     };
     let report = depsdiff::run(&config)?;
     drop(progress);

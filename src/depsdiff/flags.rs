@@ -64,6 +64,22 @@ pub enum FlagKind {
     TriggerCondition,
     /// Added code reads a binary file the package ships.
     BinaryRead,
+    /// The new version was published less than the cooldown before the head commit.
+    Fresh,
+    /// Another user (or another workflow) published the new version than the base version.
+    PublisherChanged,
+    /// Published with an API token where the base version came from trusted publishing, or
+    /// where the crate accepts trusted publishing only.
+    TrustedPublishingLost,
+    /// Published by a user who published no earlier version of the crate.
+    PublisherNew,
+    /// Published by a trusted-publishing workflow in another repository than the declared one.
+    TrustedPublishingRepository,
+    /// `--verify-source`: files of the package that its repository does not have at the commit
+    /// it names.
+    FilesNotInRepository,
+    /// `--verify-source`: the commit the package names is in no branch or tag of its repository.
+    VcsCommitNotFound,
 }
 
 impl FlagKind {
@@ -89,6 +105,13 @@ impl FlagKind {
         FlagKind::SecretAccess,
         FlagKind::TriggerCondition,
         FlagKind::BinaryRead,
+        FlagKind::Fresh,
+        FlagKind::PublisherChanged,
+        FlagKind::TrustedPublishingLost,
+        FlagKind::PublisherNew,
+        FlagKind::TrustedPublishingRepository,
+        FlagKind::FilesNotInRepository,
+        FlagKind::VcsCommitNotFound,
     ];
 
     /// The stable code, in JSON and for `--fail-on`.
@@ -115,7 +138,29 @@ impl FlagKind {
             FlagKind::SecretAccess => "secret-access",
             FlagKind::TriggerCondition => "trigger-condition",
             FlagKind::BinaryRead => "binary-read",
+            FlagKind::Fresh => "fresh",
+            FlagKind::PublisherChanged => "publisher-changed",
+            FlagKind::TrustedPublishingLost => "trusted-publishing-lost",
+            FlagKind::PublisherNew => "publisher-new",
+            FlagKind::TrustedPublishingRepository => "trusted-publishing-repository",
+            FlagKind::FilesNotInRepository => "files-not-in-repository",
+            FlagKind::VcsCommitNotFound => "vcs-commit-not-found",
         }
+    }
+
+    /// Raised by a new version's publication (its age, its publisher, its source against its
+    /// repository: `depsdiff::publish`).
+    pub fn is_publication(self) -> bool {
+        matches!(
+            self,
+            FlagKind::Fresh
+                | FlagKind::PublisherChanged
+                | FlagKind::TrustedPublishingLost
+                | FlagKind::PublisherNew
+                | FlagKind::TrustedPublishingRepository
+                | FlagKind::FilesNotInRepository
+                | FlagKind::VcsCommitNotFound
+        )
     }
 
     /// How urgently a reviewer should look, lower first.
@@ -127,6 +172,10 @@ impl FlagKind {
             FlagKind::SuspiciousLines | FlagKind::BinaryFiles | FlagKind::VcsDirty | FlagKind::VcsInfoMissing => 3,
             FlagKind::BuildScriptChanged | FlagKind::NewDependency | FlagKind::TriggerCondition => 4,
             FlagKind::LicenseChanged => 5,
+            FlagKind::TrustedPublishingLost | FlagKind::FilesNotInRepository => 0,
+            FlagKind::PublisherNew | FlagKind::TrustedPublishingRepository => 1,
+            FlagKind::Fresh | FlagKind::VcsCommitNotFound => 2,
+            FlagKind::PublisherChanged => 3,
         }
     }
 }
@@ -431,7 +480,7 @@ fn short(sha: &str) -> String {
 /// A repository URL reduced to what names the repository: on the well-known forges the host
 /// and the first two path segments (`/tree/master/sub` and `.git` dropped), elsewhere the URL
 /// without scheme, `www.`, `.git` and trailing slashes.
-fn norm_repo(s: &str) -> String {
+pub(crate) fn norm_repo(s: &str) -> String {
     let s = s.trim().to_ascii_lowercase();
     let s = s.split_once("://").map_or(s.as_str(), |(_, r)| r).trim_start_matches("www.");
     let s = s.split(['?', '#']).next().unwrap_or(s).trim_end_matches('/');

@@ -16,6 +16,7 @@ pub mod advisories;
 mod capabilities;
 pub mod flags;
 pub mod lockgraph;
+pub mod publish;
 pub mod review;
 pub mod risk;
 pub mod signals;
@@ -31,7 +32,8 @@ use crate::git::{GitError, Repo};
 use crate::gitdeps::{self, GitOptions, GitPackage};
 use crate::lockfile::{self, Change, ChangeKind, LockError, LockedPackage, Lockfile, SemverBump, SourceKind};
 use crate::package::{self, ArchiveError, FileTree, Limits};
-use crate::registry::{BatchError, FetchOptions, Fetcher, IndexStatus, Origin, PackageRef};
+use crate::registry::api::{CrateFacts, CratesIoApi, NotChecked};
+use crate::registry::{BatchError, FetchOptions, Fetcher, IndexEntry, IndexStatus, Origin, PackageRef};
 use crate::surface::engine::{SourceStore, SurfaceError};
 use crate::surface::{Capability, Scope};
 use crate::workspace::PackageId;
@@ -74,6 +76,8 @@ pub struct Config {
     pub capabilities: bool,
     /// A local copy of the RustSec advisory database.
     pub advisory_db: Option<PathBuf>,
+    /// Release ages, publishers and `--verify-source`.
+    pub publication: publish::Options,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +132,9 @@ pub struct Side {
     pub verification: Verification,
     /// What the registry index says of this version (new registry sides, online only).
     pub index: Option<IndexStatus>,
+    /// When the index says this version was published (`pubtime`; new registry sides, online
+    /// only, versions published since 2025).
+    pub pubtime: Option<String>,
 }
 
 impl Side {
@@ -225,6 +232,9 @@ pub struct PackageReport {
     /// Where its entry is: (lockfile, line of `name = ...`) of the side that exists at head
     /// (at base for a removed package), in the first lockfile it is in.
     pub lock_line: Option<(String, u32)>,
+    /// When and by whom the new version was published, and its source compared with its
+    /// repository (`--verify-source`).
+    pub publication: publish::Publication,
 }
 
 impl PackageReport {
@@ -303,6 +313,8 @@ pub struct Report {
     pub advisory_db: Option<AdvisoryDbInfo>,
     /// The headline's sentence on the top risk.
     pub top_risk: Option<String>,
+    /// What release ages are measured against, the cooldown, and what was asked.
+    pub publication: publish::Summary,
 }
 
 /// Which advisory database the review used.
@@ -476,7 +488,7 @@ struct Fetchedset {
     /// Registry packages a confined run may not fetch, with why.
     refused: BTreeMap<Key, String>,
     git: BTreeMap<GitKey, Result<GitPackage, String>>,
-    index: BTreeMap<Key, IndexStatus>,
+    index: BTreeMap<Key, IndexEntry>,
 }
 
 impl Fetchedset {
@@ -493,8 +505,8 @@ impl Fetchedset {
         } else {
             Verification::Unverifiable(unverifiable_reason(p))
         };
-        let index = package_ref(p).and_then(|r| self.index.get(&key(&r)).copied());
-        Side { package: p.clone(), verification, index }
+        let entry = package_ref(p).and_then(|r| self.index.get(&key(&r)));
+        Side { package: p.clone(), verification, index: entry.map(|e| e.status), pubtime: entry.and_then(|e| e.pubtime.clone()) }
     }
 
     /// The side's file tree and (normalized) manifest, when it was read.
@@ -570,6 +582,9 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
         refs.iter().filter_map(|(k, r)| config.fetch.refusal(&r.source).map(|why| (k.clone(), why))).collect();
     let refs: Vec<PackageRef> = refs.into_iter().filter(|(k, _)| !refused.contains_key(k)).map(|(_, r)| r).collect();
     let fetcher = Arc::new(Fetcher::new(&config.cwd, config.fetch.clone()).map_err(|e| BatchError::Fetch(vec![e]))?);
+    // Who published each new crates.io version: asked while the rest of the review runs (the
+    // requests are spaced a second apart).
+    let asking = ask_publishers(config, &changes, fetcher.cache_dir());
     let registry: BTreeMap<Key, VerifiedBytes> = if refs.is_empty() {
         BTreeMap::new()
     } else {
@@ -599,9 +614,9 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     };
     let mut index = BTreeMap::new();
     if !config.fetch.offline && !new_refs.is_empty() {
-        for (r, status) in new_refs.iter().zip(fetcher.index_status_all(&new_refs)) {
-            if let Ok(Some(s)) = status {
-                index.insert(key(r), s);
+        for (r, entry) in new_refs.iter().zip(fetcher.index_entry_all(&new_refs)) {
+            if let Ok(Some(e)) = entry {
+                index.insert(key(r), e);
             }
         }
     }
@@ -661,6 +676,12 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
     for p in &mut packages {
         review_one(p, &analysed, &pairs, config, &fetched)?;
     }
+    // When and by whom each new version was published.
+    let as_of = as_of(config, &sides)?;
+    let answers = asking.finish();
+    for p in &mut packages {
+        publication_of(p, config, &as_of, &answers.facts, &fetched, &git_opts)?;
+    }
     // Who brought each added package, names that imitate popular crates, advisories.
     let db = config.advisory_db.as_deref().map(advisories::AdvisoryDb::load).transpose()?;
     relate(&mut packages, &pairs, db.as_ref());
@@ -686,7 +707,145 @@ pub fn run(config: &Config) -> Result<Report, DepsDiffError> {
         verified,
         advisory_db: db.map(|d| AdvisoryDbInfo { path: d.path, commit: d.commit, advisories: d.count }),
         top_risk,
+        publication: publish::Summary {
+            as_of,
+            fresh_days: config.publication.fresh_days,
+            publisher_asked: config.publication.api.is_some(),
+            api_requests: answers.sent,
+            verify_source: config.publication.verify_source,
+        },
     })
+}
+
+/// What release ages are measured against: `--as-of`, else the head commit's date, else now.
+fn as_of(config: &Config, sides: &Sides) -> Result<publish::AsOf, DepsDiffError> {
+    use publish::{AsOf, AsOfFrom};
+    if let Some(t) = config.publication.as_of {
+        return Ok(AsOf { time: t, from: AsOfFrom::Given });
+    }
+    if let Sides::Git { repo, head: Some(h), .. } = sides {
+        return Ok(AsOf { time: repo.commit_time(h)?, from: AsOfFrom::HeadCommit(h.clone()) });
+    }
+    Ok(AsOf { time: publish::now(), from: AsOfFrom::Now })
+}
+
+/// The crates.io packages whose publishers are asked: each crate's new and old versions.
+fn publisher_questions(changes: &ChangeMap) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (c, _) in changes.values() {
+        let Some(new) = c.new.as_ref().filter(|p| package_ref(p).is_some() && p.source_kind() == SourceKind::CratesIo) else { continue };
+        let versions = out.entry(c.name.clone()).or_default();
+        versions.insert(new.version.to_string());
+        if let Some(old) = c.old.as_ref().filter(|p| p.source_kind() == SourceKind::CratesIo) {
+            versions.insert(old.version.to_string());
+        }
+    }
+    out
+}
+
+/// crates.io's answers, by crate name.
+struct Answers {
+    facts: BTreeMap<String, Result<CrateFacts, NotChecked>>,
+    sent: usize,
+}
+
+/// The publisher questions under way on their own thread.
+struct Asking(Option<std::thread::JoinHandle<Answers>>);
+
+impl Asking {
+    fn finish(self) -> Answers {
+        let none = || Answers { facts: BTreeMap::new(), sent: 0 };
+        self.0.map_or_else(none, |h| h.join().unwrap_or_else(|_| none()))
+    }
+}
+
+fn ask_publishers(config: &Config, changes: &ChangeMap, cache_dir: Option<&Path>) -> Asking {
+    let Some(opts) = &config.publication.api else { return Asking(None) };
+    let questions = publisher_questions(changes);
+    if questions.is_empty() {
+        return Asking(None);
+    }
+    let mut opts = opts.clone();
+    opts.cache_dir = cache_dir.map(Path::to_path_buf);
+    opts.offline |= config.fetch.offline;
+    opts.use_env_proxy &= config.fetch.use_env_proxy;
+    let api = CratesIoApi::new(opts);
+    Asking(Some(std::thread::spawn(move || {
+        let mut facts = BTreeMap::new();
+        for (name, versions) in questions {
+            let need: Vec<&str> = versions.iter().map(String::as_str).collect();
+            facts.insert(name.clone(), api.crate_facts(&name, &need));
+        }
+        Answers { facts, sent: api.sent() }
+    })))
+}
+
+/// One package's publication: its release age, its publishers, its source against its
+/// repository; and the flags they raise.
+fn publication_of(
+    p: &mut PackageReport,
+    config: &Config,
+    as_of: &publish::AsOf,
+    facts: &BTreeMap<String, Result<CrateFacts, NotChecked>>,
+    fetched: &Fetchedset,
+    git_opts: &GitOptions,
+) -> Result<(), DepsDiffError> {
+    use publish::{PublisherCheck, SourceCheck};
+    let Some(new) = p.new.as_ref().filter(|s| package_ref(&s.package).is_some()) else { return Ok(()) };
+    let version = new.package.version.to_string();
+    let crates_io = new.package.source_kind() == SourceKind::CratesIo;
+    let answer = facts.get(&p.name);
+    let version_facts = answer.and_then(|a| a.as_ref().ok()).and_then(|f| f.version(&version));
+    let mut publication = publish::Publication {
+        release: publish::release(new.pubtime.as_deref(), version_facts, as_of),
+        ..Default::default()
+    };
+    publication.publisher = Some(if !crates_io {
+        PublisherCheck::NotChecked("not a crates.io package: only crates.io's publishers are asked".into())
+    } else if config.publication.api.is_none() {
+        PublisherCheck::NotChecked("not asked (--no-publisher)".into())
+    } else {
+        match answer {
+            Some(Ok(f)) => {
+                let old = p.old.as_ref().filter(|o| o.package.source_kind() == SourceKind::CratesIo).map(|o| o.package.version.to_string());
+                match publish::publishers(f, &version, old.as_deref()) {
+                    Some(found) => PublisherCheck::Checked(found),
+                    None => PublisherCheck::NotChecked(format!("crates.io's API does not list {version}")),
+                }
+            }
+            Some(Err(e)) => PublisherCheck::NotChecked(e.0.clone()),
+            None => PublisherCheck::NotChecked("not asked".into()),
+        }
+    });
+    // The package is read again only where its manifest or files are needed: a trusted
+    // publisher's repository is compared with the declared one, and `--verify-source`.
+    let trusted = matches!(&publication.publisher, Some(PublisherCheck::Checked(c)) if !c.new.is_token());
+    let tree = if config.publication.verify_source || trusted { fetched.tree(&new.package)? } else { None };
+    let declared = tree.as_ref().and_then(|(t, m)| flags::ManifestFacts::read(m.as_deref(), t).repository);
+    if config.publication.verify_source {
+        publication.source = Some(match (&tree, p.diff.as_ref().and_then(|d| d.new_vcs.as_ref()), &declared) {
+            (None, _, _) => SourceCheck::NotChecked("the package could not be read".into()),
+            (Some(_), None, _) => SourceCheck::NotChecked("the package records no commit (.cargo_vcs_info.json)".into()),
+            (Some(_), Some(v), _) if v.sha1.is_none() => SourceCheck::NotChecked("the package records no commit (.cargo_vcs_info.json)".into()),
+            (Some(_), Some(_), None) => SourceCheck::NotChecked("the manifest declares no repository".into()),
+            (Some((files, _)), Some(v), Some(repo)) => {
+                let url = publish::fetch_url(repo);
+                let commit = v.sha1.clone().unwrap_or_default();
+                match gitdeps::tree_at(git_opts, &url, &commit) {
+                    Ok(entries) => {
+                        let tree: Vec<(String, String)> = entries.into_iter().filter(|e| e.is_file()).map(|e| (e.path, e.oid)).collect();
+                        publish::compare_source(files, &tree, v.path_in_vcs.as_deref().unwrap_or(""), &url, &commit)
+                    }
+                    Err(gitdeps::GitDepError::NoCommit { .. }) => SourceCheck::CommitNotFound { repository: url, commit },
+                    Err(e) => SourceCheck::NotChecked(format!("{url} could not be read: {}", one_line(&e))),
+                }
+            }
+        });
+    }
+    p.flags.extend(publish::flags(&p.name, &version, &publication, declared.as_deref(), config.publication.fresh_days, as_of));
+    p.flags.sort_by_key(|f| (f.kind.rank(), f.kind));
+    p.publication = publication;
+    Ok(())
 }
 
 /// The signals of the added lines as flags (hidden strings join the suspicious lines).
@@ -1059,6 +1218,7 @@ fn diff_one(
         license: (of.as_ref().and_then(|f| f.manifest.license.clone()), nf.as_ref().and_then(|f| f.manifest.license.clone())),
         risk: risk::Risk::default(),
         lock_line: None,
+        publication: publish::Publication::default(),
     })
 }
 

@@ -276,7 +276,8 @@ pub fn decide(report: &Report, condition: Condition) -> Vec<String> {
         | Condition::Yanked
         | Condition::LicenseChange
         | Condition::Advisory
-        | Condition::NameSquat => {
+        | Condition::NameSquat
+        | Condition::Fresh => {
             let kinds = flag_kinds(condition);
             for p in report.packages.iter().filter(in_scope) {
                 if let Some(f) = p.flags.iter().find(|f| kinds.contains(&f.kind)) {
@@ -309,6 +310,7 @@ pub fn flag_kinds(condition: Condition) -> &'static [FlagKind] {
         Condition::LicenseChange => &[FlagKind::LicenseChanged],
         Condition::Advisory => &[FlagKind::Advisory],
         Condition::NameSquat => &[FlagKind::NameSquat],
+        Condition::Fresh => &[FlagKind::Fresh],
         _ => &[],
     }
 }

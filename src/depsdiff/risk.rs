@@ -165,6 +165,27 @@ pub fn reasons(p: &PackageReport) -> Vec<Reason> {
             FlagKind::Native if !analysed => add("native", 10, "builds native code".into()),
             FlagKind::BuildScriptChanged => add("build-script-changed", 8, "its build script changed".into()),
             FlagKind::LicenseChanged => add("license-changed", 4, f.message.clone()),
+            FlagKind::Fresh => {
+                let day = p.publication.release.as_ref().is_some_and(|r| r.age < 86_400);
+                add("fresh", if day { 25 } else { 15 }, f.message.clone());
+                if super::publish::fresh_token_patch(p.change, p.semver, &p.publication, true) {
+                    add("fresh-token-patch", 20, "a fresh patch release published with an API token".into());
+                }
+            }
+            FlagKind::TrustedPublishingLost => add("trusted-publishing-lost", 40, f.message.clone()),
+            FlagKind::TrustedPublishingRepository => add("trusted-publishing-repository", 35, f.message.clone()),
+            FlagKind::PublisherNew => add("publisher-new", 25, f.message.clone()),
+            FlagKind::PublisherChanged => add("publisher-changed", 10, f.message.clone()),
+            FlagKind::FilesNotInRepository => {
+                // Code or a manifest the repository does not have is what a tarball-only
+                // backdoor needs; a generated README is not.
+                let code = f.evidence.iter().any(|e| {
+                    let path = e.split(": ").next().unwrap_or(e);
+                    path.ends_with(".rs") || path.starts_with("Cargo.toml") || path == "build.rs"
+                });
+                add("files-not-in-repository", if code { 40 } else { 10 }, f.message.clone())
+            }
+            FlagKind::VcsCommitNotFound => add("vcs-commit-not-found", 20, f.message.clone()),
             FlagKind::Advisory | FlagKind::NewDependency | FlagKind::BuildScript | FlagKind::ProcMacro | FlagKind::Native => {}
         }
     }
@@ -368,6 +389,7 @@ mod tests {
             },
             verification: Verification::Sha256 { origin: Origin::Network("x".into()) },
             index: None,
+            pubtime: None,
         }
     }
 
@@ -401,6 +423,7 @@ mod tests {
             license: (None, None),
             risk: Risk::default(),
             lock_line: None,
+            publication: Default::default(),
         }
     }
 
@@ -446,6 +469,32 @@ mod tests {
         assert_eq!(n, ["http", "curl", "curl-sys", "cc", "middle"], "each package before what it brought");
         assert!(v.iter().filter(|p| p.name != "http" && p.name != "middle").all(|p| p.risk.group.as_deref() == Some("http")));
         assert!(v.iter().find(|p| p.name == "http").unwrap().risk.reasons.iter().any(|r| r.code == "patch-adds-dependencies"));
+    }
+
+    #[test]
+    fn a_fresh_token_published_patch_outranks_routine_upgrades() {
+        use crate::depsdiff::publish::{Publication, Publisher, PublisherCheck, Publishers, Release};
+        let publication = |by: Publisher, age: i64| Publication {
+            release: Some(Release { time: "t".into(), age, from: "index" }),
+            publisher: Some(PublisherCheck::Checked(Publishers { new: by, old: None, trustpub_only: Some(false), earlier_versions: 3, earlier_users: vec!["alice".into()], earlier_trusted: 0 })),
+            source: None,
+        };
+        let fresh = |p: &mut PackageReport| p.flags.push(crate::depsdiff::Flag { kind: FlagKind::Fresh, message: "fresh".into(), evidence: Vec::new() });
+        let mut token = pkg("zz-token", ChangeKind::Upgraded, Vec::new());
+        token.publication = publication(Publisher::Token(Some("alice".into())), 2 * 3600);
+        fresh(&mut token);
+        // Its twins: the same release from a trusted-publishing workflow, and an old one.
+        let mut trusted = pkg("aa-trusted", ChangeKind::Upgraded, Vec::new());
+        trusted.publication = publication(Publisher::Trusted { provider: "github".into(), repository: Some("o/r".into()), run: None }, 2 * 3600);
+        fresh(&mut trusted);
+        let mut routine = pkg("aa-routine", ChangeKind::Upgraded, vec![gain(Capability::Unsafe, Scope::Runtime)]);
+        routine.publication = publication(Publisher::Token(Some("alice".into())), 90 * 86_400);
+        let mut v = vec![routine, trusted, token];
+        order(&mut v, false);
+        assert_eq!(names(&v), ["zz-token", "aa-trusted", "aa-routine"]);
+        let codes: Vec<&str> = v[0].risk.reasons.iter().map(|r| r.code).collect();
+        assert_eq!(codes, ["fresh", "fresh-token-patch"]);
+        assert!(!v[1].risk.reasons.iter().any(|r| r.code == "fresh-token-patch"));
     }
 
     #[test]

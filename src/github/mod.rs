@@ -91,6 +91,8 @@ pub struct Config {
     pub fail_on: FailOn,
     pub target: Option<String>,
     pub fetch: FetchOptions,
+    /// Release ages (the `cooldown` input), publishers, for the dependency review.
+    pub publication: crate::depsdiff::publish::Options,
     /// Where the report, the comment body and the comments file are written.
     pub out_dir: PathBuf,
     /// `--comments-from`, from the recipe of earlier releases: ignored (with a warning), since
@@ -218,6 +220,7 @@ fn workspaces(repo: &Repo, cfg: &Config, base: Option<&str>, head: &str) -> Resu
             require_baseline: require,
             target: cfg.target.clone(),
             fetch: fetch.clone(),
+            publication: cfg.publication.clone(),
             head_tree: None,
         })
         .collect())

@@ -38,6 +38,8 @@ pub struct Request {
     pub lockfile_changed: bool,
     pub target: Option<String>,
     pub fetch: FetchOptions,
+    /// Release ages, publishers and their cooldown for the dependency review.
+    pub publication: depsdiff::publish::Options,
     /// Where the head's tree is on disk, standing for the repository root: `None` for the
     /// work tree (the head is the checkout); a directory written from the head commit's git
     /// objects on the `workflow_run` side, where the head is untrusted data (then `fetch`
@@ -221,6 +223,7 @@ pub fn review(repo: &Repo, base: Option<&str>, head: &str, req: &Request, fail_o
             all_targets: false,
             capabilities: true,
             advisory_db: None,
+            publication: req.publication.clone(),
         };
         match depsdiff::run(&config) {
             Ok(r) => report.deps = Some(r),

@@ -1,5 +1,6 @@
-//! A package's sparse index entry: what the registry says about a version beyond its bytes
-//! (today: whether it is yanked).
+//! A package's sparse index entry: what the registry says about a version beyond its bytes:
+//! whether it is yanked, and when it was published (`pubtime`, which crates.io records for
+//! versions published since 2025).
 //!
 //! The index is the effective registry's after source replacement, as for downloads. Nothing
 //! here is trusted for integrity: the `.crate` bytes are checked against Cargo.lock, not
@@ -34,10 +35,24 @@ pub enum IndexStatus {
     NotListed,
 }
 
+/// What the index says of one version: its status, and when it was published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub status: IndexStatus,
+    /// `pubtime` as the index writes it (RFC 3339), when it records one; `None` for a version
+    /// it does not list.
+    pub pubtime: Option<String>,
+}
+
 impl Fetcher {
     /// The index's word on `pkg`'s version; `Ok(None)` when it cannot be asked (offline, a
     /// local registry, a registry that cannot be downloaded from) or the index has no entry.
     pub fn index_status(&self, pkg: &PackageRef) -> Result<Option<IndexStatus>, FetchError> {
+        Ok(self.index_entry(pkg)?.map(|e| e.status))
+    }
+
+    /// [`Self::index_status`] with the version's publication time.
+    pub fn index_entry(&self, pkg: &PackageRef) -> Result<Option<IndexEntry>, FetchError> {
         if self.opts.offline || self.opts.refusal(&pkg.source).is_some() {
             return Ok(None);
         }
@@ -58,19 +73,22 @@ impl Fetcher {
             vers: String,
             #[serde(default)]
             yanked: bool,
+            #[serde(default)]
+            pubtime: Option<String>,
         }
         for line in body.split(|&b| b == b'\n') {
             let Ok(l) = serde_json::from_slice::<Line>(line) else { continue };
             if l.vers == pkg.version {
-                return Ok(Some(if l.yanked { IndexStatus::Yanked } else { IndexStatus::Published }));
+                let status = if l.yanked { IndexStatus::Yanked } else { IndexStatus::Published };
+                return Ok(Some(IndexEntry { status, pubtime: l.pubtime }));
             }
         }
-        Ok(Some(IndexStatus::NotListed))
+        Ok(Some(IndexEntry { status: IndexStatus::NotListed, pubtime: None }))
     }
 
-    /// [`Self::index_status`] for every package, `jobs` at a time; results in input order.
-    pub fn index_status_all(&self, pkgs: &[PackageRef]) -> Vec<Result<Option<IndexStatus>, FetchError>> {
-        type Slot = Mutex<Option<Result<Option<IndexStatus>, FetchError>>>;
+    /// [`Self::index_entry`] for every package, `jobs` at a time; results in input order.
+    pub fn index_entry_all(&self, pkgs: &[PackageRef]) -> Vec<Result<Option<IndexEntry>, FetchError>> {
+        type Slot = Mutex<Option<Result<Option<IndexEntry>, FetchError>>>;
         let slots: Vec<Slot> = pkgs.iter().map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);
         let workers = self.opts.jobs.max(1).min(pkgs.len());
@@ -80,7 +98,7 @@ impl Fetcher {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(pkg) = pkgs.get(i) else { break };
-                        let r = self.index_status(pkg);
+                        let r = self.index_entry(pkg);
                         *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                     }
                 });

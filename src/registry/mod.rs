@@ -24,6 +24,7 @@
 //! ([`crate::message::redact_url`]). It only writes to velaris' own cache, and only when the
 //! caller says an archive was good ([`Fetcher::store`]).
 
+pub mod api;
 mod batch;
 mod cache;
 mod dl;
@@ -41,7 +42,7 @@ use std::time::Duration;
 
 pub use batch::BatchError;
 pub use error::{FetchError, Origin};
-pub use index::IndexStatus;
+pub use index::{IndexEntry, IndexStatus};
 
 /// The cargo configuration files cargo reads for `cwd`, highest precedence first: each
 /// `.cargo/config.toml` (or `.cargo/config`) from `cwd` up, then `cargo_home`'s.

@@ -127,6 +127,15 @@ enum Attempt {
     Fatal(HttpFailure),
 }
 
+/// Installs rustls' ring provider once per process, before any client is built.
+pub(crate) fn install_crypto_provider() {
+    static PROVIDER: Once = Once::new();
+    PROVIDER.call_once(|| {
+        // Err means another provider is already installed, which is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 pub(crate) struct Net {
     cfg: NetConfig,
     client: OnceLock<Result<Client, String>>,
@@ -152,11 +161,7 @@ impl Net {
     fn client(&self) -> Result<&Client, HttpFailure> {
         self.client
             .get_or_init(|| {
-                static PROVIDER: Once = Once::new();
-                PROVIDER.call_once(|| {
-                    // Err means another provider is already installed, which is fine.
-                    let _ = rustls::crypto::ring::default_provider().install_default();
-                });
+                install_crypto_provider();
                 // The blocking client's timeout applies to the head and to each read: it is
                 // the stall limit. The total time is checked while reading (`attempt`).
                 let mut builder = Client::builder()

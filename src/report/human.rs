@@ -266,6 +266,9 @@ pub fn render_human(report: &Report, opts: &HumanOptions) -> String {
     if let Some(c) = coverage_line(report) {
         let _ = writeln!(out, "{c}");
     }
+    if let Some(l) = super::publication::summary_line(report) {
+        let _ = writeln!(out, "{}", escape::line(&l));
+    }
     for (l, why) in &report.graph_unknown {
         let _ = writeln!(out, "{}", paint(YELLOW, &format!("graph unknown for {}: {}", escape::line(l), escape::line(why))));
     }
@@ -567,6 +570,10 @@ fn package_section(out: &mut String, report: &Report, opts: &HumanOptions) {
         }
         if let Some(v) = vcs_line(p) {
             let _ = writeln!(out, "{indent}{v}");
+        }
+        if let Some(l) = super::publication::line(p, true) {
+            let style = if super::publication::flagged(p) { RED } else { DIM };
+            let _ = writeln!(out, "{indent}{}", paint(style, &escape::line(&l)));
         }
         if report.lockfiles.len() > 1 {
             let _ = writeln!(out, "{indent}{}", paint(DIM, &format!("in {}", escape::line(&p.lockfiles.join(", ")))));

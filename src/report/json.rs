@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::baseline::{Addition, Widening};
+use crate::depsdiff::publish::{Publisher, PublisherCheck, SourceCheck};
 use crate::depsdiff::{
     BaselineEffect, BaselineState, CapDelta, CapStatus, Flag, PackageReport, ProgramEffect, Report, Side, Verification,
     review,
@@ -36,6 +37,64 @@ struct Doc<'a> {
     totals: Totals,
     top_risk: Option<&'a str>,
     advisory_db: Option<AdvisoryDbOut<'a>>,
+    publication: PublicationSummaryOut,
+}
+
+#[derive(Serialize)]
+struct PublicationSummaryOut {
+    as_of: String,
+    as_of_from: &'static str,
+    cooldown_days: u32,
+    publisher_asked: bool,
+    api_requests: usize,
+    publisher_not_checked: usize,
+    verify_source: bool,
+}
+
+#[derive(Serialize)]
+struct PublicationOut<'a> {
+    released: Option<ReleasedOut<'a>>,
+    fresh: bool,
+    publisher: Option<PublisherCheckOut<'a>>,
+    source: Option<SourceOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct ReleasedOut<'a> {
+    time: &'a str,
+    age_seconds: i64,
+    from: &'static str,
+}
+
+#[derive(Serialize)]
+struct PublisherCheckOut<'a> {
+    status: &'static str,
+    reason: Option<&'a str>,
+    new: Option<PublisherOut<'a>>,
+    old: Option<PublisherOut<'a>>,
+    trustpub_only: Option<bool>,
+    earlier_versions: Option<usize>,
+    earlier_users: &'a [String],
+}
+
+#[derive(Serialize)]
+struct PublisherOut<'a> {
+    kind: &'static str,
+    login: Option<&'a str>,
+    provider: Option<&'a str>,
+    repository: Option<&'a str>,
+    run: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct SourceOut<'a> {
+    status: &'static str,
+    reason: Option<&'a str>,
+    repository: Option<&'a str>,
+    commit: Option<&'a str>,
+    files: Option<usize>,
+    only_in_package: &'a [String],
+    differ: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -158,6 +217,7 @@ struct Package<'a> {
     squat: Option<SquatOut<'a>>,
     advisories: AdvisoriesOut<'a>,
     license: LicenseOut<'a>,
+    publication: Option<PublicationOut<'a>>,
 }
 
 #[derive(Serialize)]
@@ -484,6 +544,82 @@ fn package<'a>(p: &'a PackageReport, o: &JsonOptions) -> Package<'a> {
             new: p.license.1.as_deref(),
             changed: p.old.is_some() && p.new.is_some() && p.license.0 != p.license.1 && p.diff.is_some(),
         },
+        publication: publication(p),
+    }
+}
+
+fn publisher(p: &Publisher) -> PublisherOut<'_> {
+    match p {
+        Publisher::Token(login) => PublisherOut { kind: "token", login: login.as_deref(), provider: None, repository: None, run: None },
+        Publisher::Trusted { provider, repository, run } => {
+            PublisherOut { kind: "trusted", login: None, provider: Some(provider), repository: repository.as_deref(), run: run.as_deref() }
+        }
+    }
+}
+
+fn publication(p: &PackageReport) -> Option<PublicationOut<'_>> {
+    let pb = &p.publication;
+    if pb.release.is_none() && pb.publisher.is_none() && pb.source.is_none() {
+        return None;
+    }
+    const NONE: &[String] = &[];
+    Some(PublicationOut {
+        released: pb.release.as_ref().map(|r| ReleasedOut { time: &r.time, age_seconds: r.age, from: r.from }),
+        fresh: p.has(crate::depsdiff::FlagKind::Fresh),
+        publisher: pb.publisher.as_ref().map(|c| match c {
+            PublisherCheck::Checked(x) => PublisherCheckOut {
+                status: "checked",
+                reason: None,
+                new: Some(publisher(&x.new)),
+                old: x.old.as_ref().map(publisher),
+                trustpub_only: x.trustpub_only,
+                earlier_versions: Some(x.earlier_versions),
+                earlier_users: &x.earlier_users,
+            },
+            PublisherCheck::NotChecked(why) => PublisherCheckOut {
+                status: "not-checked",
+                reason: Some(why),
+                new: None,
+                old: None,
+                trustpub_only: None,
+                earlier_versions: None,
+                earlier_users: NONE,
+            },
+        }),
+        source: pb.source.as_ref().map(|s| {
+            let blank = SourceOut { status: "", reason: None, repository: None, commit: None, files: None, only_in_package: NONE, differ: NONE };
+            match s {
+                SourceCheck::Matched { repository, commit, files } => {
+                    SourceOut { status: "matched", repository: Some(repository), commit: Some(commit), files: Some(*files), ..blank }
+                }
+                SourceCheck::Unmatched { repository, commit, files, only_in_package, differ } => SourceOut {
+                    status: "unmatched",
+                    repository: Some(repository),
+                    commit: Some(commit),
+                    files: Some(*files),
+                    only_in_package,
+                    differ,
+                    ..blank
+                },
+                SourceCheck::CommitNotFound { repository, commit } => {
+                    SourceOut { status: "commit-not-found", repository: Some(repository), commit: Some(commit), ..blank }
+                }
+                SourceCheck::NotChecked(why) => SourceOut { status: "not-checked", reason: Some(why), ..blank },
+            }
+        }),
+    })
+}
+
+fn publication_summary(r: &Report) -> PublicationSummaryOut {
+    let s = &r.publication;
+    PublicationSummaryOut {
+        as_of: chrono::DateTime::<chrono::Utc>::from_timestamp(s.as_of.time, 0).map_or_else(String::new, |d| d.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+        as_of_from: s.as_of.from.code(),
+        cooldown_days: s.fresh_days,
+        publisher_asked: s.publisher_asked,
+        api_requests: s.api_requests,
+        publisher_not_checked: r.packages.iter().filter(|p| matches!(p.publication.publisher, Some(PublisherCheck::NotChecked(_)))).count(),
+        verify_source: s.verify_source,
     }
 }
 
@@ -642,6 +778,7 @@ pub fn render_json_with(report: &Report, opts: &JsonOptions) -> String {
         totals,
         top_risk: report.top_risk.as_deref(),
         advisory_db: report.advisory_db.as_ref().map(|d| AdvisoryDbOut { path: &d.path, commit: d.commit.as_deref(), advisories: d.advisories }),
+        publication: publication_summary(report),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report serializes");
     s.push('\n');
@@ -680,6 +817,7 @@ mod tests {
             license: (None, None),
             risk: Risk::default(),
             lock_line: None,
+            publication: Default::default(),
         };
         let report = Report {
             base: "a".into(),
@@ -696,6 +834,7 @@ mod tests {
             verified: Verified::default(),
             advisory_db: None,
             top_risk: None,
+            publication: Default::default(),
         };
         let bounded: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
         assert!(bounded["packages"][0]["file_changes"][0].get("patch").is_none(), "{bounded:#}");

@@ -251,6 +251,50 @@ fn flags(report: &Report, evidence_shown: usize) -> String {
     s
 }
 
+/// When and by whom each new version was published; packages whose publisher was not checked
+/// are named under each reason. `collapse`: only the packages with a publication flag get a
+/// line.
+fn publication(report: &Report, collapse: bool) -> String {
+    use super::publication as pb;
+    let Some(summary) = pb::summary_line(report) else { return String::new() };
+    let mut s = format!("#### Publication
+
+{}.
+
+", md(&capitalized(&summary)));
+    let (mut quiet, mut unknown) = (0usize, 0usize);
+    for p in &report.packages {
+        let Some(line) = pb::line(p, false) else { continue };
+        if pb::only_unknown_time(p) {
+            unknown += 1;
+            continue;
+        }
+        if collapse && !pb::flagged(p) {
+            quiet += 1;
+            continue;
+        }
+        let mark = if pb::flagged(p) { "⚠️ " } else { "" };
+        let _ = writeln!(s, "- {mark}**{}** {}: {}", md(&p.name), version_cell(p), md(&line));
+    }
+    if quiet > 0 {
+        let _ = writeln!(s, "- and {} without a publication flag", crate::text::plural(quiet as u64, "package", "packages"));
+    }
+    if unknown > 0 {
+        let _ = writeln!(s, "- Release time unknown for {} (the index records none)", crate::text::plural(unknown as u64, "package", "packages"));
+    }
+    for (why, who) in pb::not_checked(report) {
+        let names: Vec<String> = who.iter().map(|p| format!("**{}** {}", md(&p.name), version_cell(p))).collect();
+        let _ = writeln!(s, "- Publisher not checked for {}: {}", names.join(", "), md(&why));
+    }
+    s.push('\n');
+    s
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+}
+
 fn programs(report: &Report) -> String {
     if report.programs.is_empty() && report.baselines.is_empty() {
         return String::new();
@@ -500,6 +544,7 @@ pub fn render_markdown(report: &Report, opts: &MarkdownOptions) -> String {
         s.push('\n');
         s.push_str(&capabilities(report, hunks, if shown == 1 { 1 } else { FINDINGS_SHOWN }));
         s.push_str(&flags(report, if shown == 1 { 1 } else { FLAG_EVIDENCE_SHOWN }));
+        s.push_str(&publication(report, collapse));
         s.push_str(&programs(report));
         s.push_str(&not_built(report, collapse));
         s.push_str(&verified(report));

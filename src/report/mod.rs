@@ -9,6 +9,7 @@ mod human;
 mod json;
 mod json_v1;
 mod markdown;
+mod publication;
 mod sarif;
 
 pub use human::{Detail, HumanOptions, headline, render_human};

@@ -1,7 +1,9 @@
 //! The SARIF 2.1.0 rendering of a deps-diff review, for code scanning: each grant the head's
 //! baseline lacks (`velaris check` widens) at its entry in `velaris.capabilities`, and each
 //! capability a changed package gains at its entry in `Cargo.lock`, with the dependency's own
-//! file and line as a related location. Every result has a fingerprint that does not change
+//! file and line as a related location, and each publication flag (`fresh`, publisher and
+//! trusted-publishing changes, files not in the repository) at the package's entry in
+//! `Cargo.lock`. Every result has a fingerprint that does not change
 //! with line numbers or versions (`velaris/v1`: a sha256 of the rule, the lockfile, the
 //! package name, the capability and scope, the dependency's file and resolved path), so a
 //! code-scanning alert survives an unrelated edit and a later release.
@@ -12,7 +14,7 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::depsdiff::{BaselineState, Report};
+use crate::depsdiff::{BaselineState, FlagKind, Report};
 use crate::surface::Scope;
 
 pub const SARIF_SCHEMA: &str = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
@@ -147,6 +149,18 @@ fn uri_path(path: &str) -> String {
         .join("/")
 }
 
+fn publication_rule_text(k: FlagKind) -> &'static str {
+    match k {
+        FlagKind::Fresh => "a dependency version published less than the cooldown ago",
+        FlagKind::PublisherChanged => "a dependency version published by someone else than the previous one",
+        FlagKind::TrustedPublishingLost => "a dependency version published with an API token where trusted publishing was used or required",
+        FlagKind::PublisherNew => "a dependency version published by a user who never published the crate before",
+        FlagKind::TrustedPublishingRepository => "a dependency version published by a workflow in another repository than the declared one",
+        FlagKind::FilesNotInRepository => "a dependency package with files its repository does not have at the commit it names",
+        _ => "the commit a dependency package names is not in its repository",
+    }
+}
+
 /// The review as one SARIF 2.1.0 log, followed by a newline.
 pub fn render_sarif(report: &Report) -> String {
     let mut rules: Vec<Rule> = Vec::new();
@@ -232,6 +246,28 @@ pub fn render_sarif(report: &Report) -> String {
                 message: Text { text: format!("{} {verb} {}{at_build}{place}; risk score {}", p.title(), d.capability.as_str(), p.risk.score) },
                 locations: vec![Location { id: None, physical_location: at(&uri_path(lockfile), *line, None), message: None }],
                 related_locations: related,
+                partial_fingerprints: fp,
+                properties: Properties { risk_score: Some(p.risk.score), package: Some(p.title()) },
+            });
+        }
+    }
+    // What the publication says (fresh, publisher, provenance), at the lockfile entry.
+    for p in report.packages.iter().filter(|p| p.built() || report.all_targets) {
+        let Some((lockfile, line)) = &p.lock_line else { continue };
+        for f in p.flags.iter().filter(|f| f.kind.is_publication()) {
+            let id = format!("publication/{}", f.kind.code());
+            let level = if matches!(f.kind, FlagKind::TrustedPublishingLost | FlagKind::FilesNotInRepository) { "error" } else { "warning" };
+            let name: String = f.kind.code().split('-').map(|w| w[..1].to_ascii_uppercase() + &w[1..]).collect();
+            let idx = rule_index(id.clone(), name, publication_rule_text(f.kind).to_string(), level);
+            let mut fp = std::collections::BTreeMap::new();
+            fp.insert("velaris/v1", fingerprint(&[&id, lockfile, &p.name]));
+            results.push(ResultOut {
+                rule_id: id,
+                rule_index: idx,
+                level,
+                message: Text { text: format!("{}: {}; risk score {}", p.title(), f.message, p.risk.score) },
+                locations: vec![Location { id: None, physical_location: at(&uri_path(lockfile), *line, None), message: None }],
+                related_locations: Vec::new(),
                 partial_fingerprints: fp,
                 properties: Properties { risk_score: Some(p.risk.score), package: Some(p.title()) },
             });

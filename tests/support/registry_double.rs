@@ -3,7 +3,7 @@
 //!
 //! Serves `GET /index/config.json` (`{"dl": ...}`), each crate's sparse index entry at
 //! `/index/<prefix>/<name>` (one line per registered version, with `yanked` as set by
-//! [`RegistryDouble::yank`]), and the `.crate` bytes registered for (name, version) at
+//! [`RegistryDouble::yank`], and `pubtime` as set by [`RegistryDouble::set_pubtime`]), and the `.crate` bytes registered for (name, version) at
 //! whatever path the current `dl` template expands to. Every request path
 //! is recorded. Faults can be injected per path: answer a status N times, close the connection
 //! without answering N times, send the head and then drip the body a few bytes at a time or
@@ -46,6 +46,8 @@ struct State {
     tampered: HashMap<(String, String), Vec<u8>>,
     yanked: std::collections::HashSet<(String, String)>,
     unlisted: std::collections::HashSet<(String, String)>,
+    /// `pubtime` per (name, version), as the index writes it.
+    pubtimes: HashMap<(String, String), String>,
     faults: HashMap<String, VecDeque<Fault>>,
     /// `dl` value; `{base}` is replaced by `http://127.0.0.1:PORT`.
     dl_template: String,
@@ -119,6 +121,11 @@ impl RegistryDouble {
     /// Marks (name, version) yanked in its index entry.
     pub fn yank(&self, name: &str, version: &str) {
         self.lock().yanked.insert((name.to_owned(), version.to_owned()));
+    }
+
+    /// Gives (name, version) a `pubtime` in its index entry (RFC 3339).
+    pub fn set_pubtime(&self, name: &str, version: &str, pubtime: &str) {
+        self.lock().pubtimes.insert((name.to_owned(), version.to_owned()), pubtime.to_owned());
     }
 
     /// Leaves (name, version) out of its index entry (it can still be downloaded).
@@ -360,8 +367,9 @@ fn respond(st: &State, addr: SocketAddr, path: &str) -> (u16, Vec<(String, Strin
         for (v, bytes) in versions {
             let real = st.crates.keys().find(|(n, vv)| n.to_lowercase() == name && vv == v).map(|(n, _)| n.clone()).unwrap_or_default();
             let yanked = st.yanked.contains(&(real.clone(), v.clone()));
+            let pubtime = st.pubtimes.get(&(real.clone(), v.clone())).map(|t| format!(",\"pubtime\":{}", json_string(t))).unwrap_or_default();
             body.push_str(&format!(
-                "{{\"name\":{},\"vers\":{},\"deps\":[],\"cksum\":\"{}\",\"features\":{{}},\"yanked\":{yanked}}}\n",
+                "{{\"name\":{},\"vers\":{},\"deps\":[],\"cksum\":\"{}\",\"features\":{{}},\"yanked\":{yanked}{pubtime}}}\n",
                 json_string(&real),
                 json_string(v),
                 sha256_hex(bytes)
@@ -460,6 +468,9 @@ pub fn velaris_command(dir: &std::path::Path, cargo_home: &std::path::Path, cach
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_BUILD_RUSTFLAGS")
+        // crates.io's API is never asked from a test: nothing listens on port 1, so each
+        // publisher is "not checked" (tests of the publisher checks point this at a double).
+        .env("VELARIS_CRATES_IO_API", "http://127.0.0.1:1/api/v1/")
         // Not a CI job unless a test says so: progress stays off on a pipe.
         .env_remove("CI")
         .env_remove("GITHUB_ACTIONS");
